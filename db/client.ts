@@ -1,0 +1,150 @@
+import "server-only";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import path from "node:path";
+import type { SQL } from "drizzle-orm";
+import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import { getConfig } from "@/lib/config";
+import * as schema from "./schema";
+
+/**
+ * One drizzle type for both drivers. PGlite's and postgres.js's drizzle classes share the query builder;
+ * only `execute` differs in its return shape, which `rows()` smooths over.
+ */
+export type Db = PostgresJsDatabase<typeof schema>;
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+type DbHandle = { db: Db; driver: "pglite" | "postgres"; close: () => Promise<void> };
+
+const globalForDb = globalThis as unknown as { __flowmailDb?: Promise<DbHandle> };
+
+export const migrationsFolder = path.join(process.cwd(), "db", "migrations");
+
+/** The process-wide database. Kept on globalThis so that dev-server reloads never open PGlite twice. */
+export function getDb(): Promise<Db> {
+  return getDbHandle().then((h) => h.db);
+}
+
+export function getDbHandle(): Promise<DbHandle> {
+  if (!globalForDb.__flowmailDb) {
+    globalForDb.__flowmailDb = openDatabase().catch((error) => {
+      globalForDb.__flowmailDb = undefined;
+      throw error;
+    });
+  }
+  return globalForDb.__flowmailDb;
+}
+
+/** Tests (and tools) install their own database. */
+export function setDbHandle(handle: DbHandle | undefined): void {
+  globalForDb.__flowmailDb = handle ? Promise.resolve(handle) : undefined;
+}
+
+export async function closeDb(): Promise<void> {
+  const current = globalForDb.__flowmailDb;
+  globalForDb.__flowmailDb = undefined;
+  if (current) await (await current).close();
+}
+
+async function openDatabase(): Promise<DbHandle> {
+  const config = getConfig();
+  if (config.databaseUrl) return openPostgres(config.databaseUrl);
+  return openEmbedded(path.join(config.dataDir, "pglite"));
+}
+
+export async function openPostgres(url: string, options: { max?: number } = {}): Promise<DbHandle> {
+  const { default: postgres } = await import("postgres");
+  const { drizzle } = await import("drizzle-orm/postgres-js");
+  const client = postgres(url, { max: options.max ?? 10, onnotice: () => {}, idle_timeout: 30 });
+  const db = drizzle(client, { schema });
+  return { db, driver: "postgres", close: () => client.end({ timeout: 5 }) };
+}
+
+/** PGlite in a directory (or in memory when `dir` is undefined), migrated to the latest schema. */
+export async function openPglite(dir: string | undefined): Promise<DbHandle> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { drizzle } = await import("drizzle-orm/pglite");
+  const { migrate } = await import("drizzle-orm/pglite/migrator");
+  const client = dir ? new PGlite(dir) : new PGlite();
+  await client.waitReady;
+  const pgliteDb = drizzle(client, { schema });
+  await migrate(pgliteDb, { migrationsFolder });
+  const db = pgliteDb as unknown as Db;
+  return { db, driver: "pglite", close: () => client.close() };
+}
+
+async function openEmbedded(dir: string): Promise<DbHandle> {
+  mkdirSync(dir, { recursive: true });
+  const releaseLock = acquireDirectoryLock(dir);
+  try {
+    const handle = await openPglite(dir);
+    return {
+      ...handle,
+      close: async () => {
+        await handle.close();
+        releaseLock();
+      },
+    };
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
+}
+
+export class DatabaseLockedError extends Error {
+  constructor(dir: string, pid: number) {
+    super(
+      `The embedded database at ${dir} is already in use by another Flowmail process (pid ${pid}). ` +
+        `PGlite serves one process only: stop that process, use another DATA_DIR, or set DATABASE_URL to a PostgreSQL server.`,
+    );
+    this.name = "DatabaseLockedError";
+  }
+}
+
+/**
+ * PGlite has no cross-process locking: two processes on one directory silently lose rows. A lock file holding
+ * our pid refuses a second process; a lock left by a dead process is taken over.
+ */
+export function acquireDirectoryLock(dir: string): () => void {
+  const lockFile = path.join(dir, "..", `${path.basename(dir)}.lock`);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockFile, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      const release = () => {
+        try {
+          if (existsSync(lockFile) && readFileSync(lockFile, "utf8").trim() === String(process.pid)) rmSync(lockFile);
+        } catch {
+          // best effort
+        }
+      };
+      process.once("exit", release);
+      return release;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const pid = Number(readFileSync(lockFile, "utf8").trim());
+      if (pid === process.pid) return () => {};
+      if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) throw new DatabaseLockedError(dir, pid);
+      rmSync(lockFile, { force: true }); // stale: its process is gone
+    }
+  }
+  throw new Error(`Could not take the lock on ${dir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** `db.execute` returns an array on postgres.js and `{ rows }` on PGlite. */
+export async function execRows<T = Record<string, unknown>>(db: Db | Tx, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown;
+  if (Array.isArray(result)) return result as T[];
+  return ((result as { rows?: T[] }).rows ?? []) as T[];
+}
+
+export { schema };

@@ -1,0 +1,47 @@
+import "server-only";
+import { and, asc, eq, gte, isNull, lt, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { uploadChunks, uploads } from "@/db/schema";
+
+export type CsvRow = Record<string, string>;
+
+/** Turns stored cell arrays into row objects keyed by column name (null-prototype: a `__proto__` header is inert). */
+export function cellsToRow(columns: string[], cells: string[]): CsvRow {
+  const row = Object.create(null) as CsvRow;
+  for (let i = 0; i < columns.length; i++) row[columns[i]] = cells[i] ?? "";
+  return row;
+}
+
+/** The upload's metadata if it exists, is not deleted, and belongs to the account. */
+export async function findUpload(db: Db, accountId: string, uploadId: string) {
+  const [upload] = await db
+    .select()
+    .from(uploads)
+    .where(and(eq(uploads.id, uploadId), eq(uploads.accountId, accountId), isNull(uploads.deletedAt)));
+  return upload;
+}
+
+/** Rows [offset, offset + limit) of an upload, read from its chunks in order. */
+export async function readUploadRows(db: Db, upload: { id: string; columns: string[] }, offset = 0, limit = Number.MAX_SAFE_INTEGER): Promise<CsvRow[]> {
+  const end = offset + limit;
+  const chunks = await db
+    .select({ firstRow: uploadChunks.firstRow, rowCount: uploadChunks.rowCount, rows: uploadChunks.rows })
+    .from(uploadChunks)
+    .where(
+      and(
+        eq(uploadChunks.uploadId, upload.id),
+        lt(uploadChunks.firstRow, end),
+        gte(sql`${uploadChunks.firstRow} + ${uploadChunks.rowCount}`, offset + 1),
+      ),
+    )
+    .orderBy(asc(uploadChunks.chunkIndex));
+  const out: CsvRow[] = [];
+  for (const chunk of chunks) {
+    for (let i = 0; i < chunk.rows.length; i++) {
+      const index = chunk.firstRow + i;
+      if (index < offset || index >= end) continue;
+      out.push(cellsToRow(upload.columns, chunk.rows[i]));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,6 @@
+export * from "./accounts";
+export * from "./uploads";
+export * from "./workflows";
+export * from "./runs";
+export * from "./messaging";
+export * from "./google";

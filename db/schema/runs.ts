@@ -1,0 +1,92 @@
+import { sql } from "drizzle-orm";
+import { bigint, bigserial, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { accounts } from "./accounts";
+import { createdAt, ts } from "./columns";
+import { workflows } from "./workflows";
+
+export type RunStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED";
+export type NodeStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED" | "SKIPPED";
+export type RunResult = { emailsSent: number; filteredOut: number; totalRows: number };
+
+export const runs = pgTable("runs", {
+  id: text("id").primaryKey(),
+  /** Enqueue order: runs of one workflow are claimed strictly by ascending seq. */
+  seq: bigserial("seq", { mode: "number" }).notNull(),
+  workflowId: text("workflow_id").notNull().references(() => workflows.id),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  workflowVersion: integer("workflow_version").notNull(),
+  /** Snapshot of the graph at enqueue time: a later PATCH never changes a queued run. */
+  graph: jsonb("graph").$type<unknown>().notNull(),
+  status: text("status").$type<RunStatus>().notNull().default("PENDING"),
+  result: jsonb("result").$type<RunResult>(),
+  error: text("error"),
+  enqueuedAt: ts("enqueued_at").notNull().defaultNow(),
+  startedAt: ts("started_at"),
+  completedAt: ts("completed_at"),
+  /** Heartbeat of the executor holding the run; lets a restarted process resume it. */
+  heartbeatAt: ts("heartbeat_at"),
+}, (t) => [
+  uniqueIndex("runs_seq_key").on(t.seq),
+  index("runs_workflow_queue_idx").on(t.workflowId, t.status, t.seq),
+  index("runs_account_idx").on(t.accountId, t.enqueuedAt),
+  // The backstop of per-workflow serialization: at most one RUNNING run per workflow.
+  uniqueIndex("runs_one_running_per_workflow").on(t.workflowId).where(sql`status = 'RUNNING'`),
+]);
+
+export const nodeResults = pgTable("node_results", {
+  runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
+  nodeId: text("node_id").notNull(),
+  type: text("type").notNull(),
+  status: text("status").$type<NodeStatus>().notNull().default("PENDING"),
+  output: jsonb("output").$type<Record<string, unknown>>(),
+  error: text("error"),
+  itemsIn: integer("items_in"),
+  itemsOut: integer("items_out"),
+  startedAt: ts("started_at"),
+  completedAt: ts("completed_at"),
+}, (t) => [primaryKey({ columns: [t.runId, t.nodeId] })]);
+
+export const runLogs = pgTable("run_logs", {
+  id: bigserial("id", { mode: "number" }).primaryKey(),
+  runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
+  at: ts("at").notNull().defaultNow(),
+  level: text("level").$type<"debug" | "info" | "warn" | "error">().notNull(),
+  nodeId: text("node_id"),
+  message: text("message").notNull(),
+}, (t) => [index("run_logs_run_idx").on(t.runId, t.id)]);
+
+/**
+ * The exactly-once guard for workflow emails: one row per (run, node, item), inserted before the provider call;
+ * the same key is the provider's idempotency key.
+ */
+export const emailSends = pgTable("email_sends", {
+  id: text("id").primaryKey(),
+  runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
+  nodeId: text("node_id").notNull(),
+  itemIndex: integer("item_index").notNull(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  to: text("to").notNull(),
+  subject: text("subject").notNull(),
+  status: text("status").$type<"pending" | "sent" | "failed">().notNull().default("pending"),
+  providerMessageId: text("provider_message_id"),
+  error: text("error"),
+  createdAt: createdAt(),
+  sentAt: ts("sent_at"),
+}, (t) => [
+  uniqueIndex("email_sends_run_node_item_key").on(t.runId, t.nodeId, t.itemIndex),
+  index("email_sends_account_day_idx").on(t.accountId, t.createdAt),
+]);
+
+export const idempotencyKeys = pgTable("idempotency_keys", {
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  scope: text("scope").notNull(),
+  key: text("key").notNull(),
+  resourceId: text("resource_id").notNull(),
+  createdAt: createdAt(),
+}, (t) => [primaryKey({ columns: [t.accountId, t.scope, t.key] })]);
+
+export const rateLimits = pgTable("rate_limits", {
+  key: text("key").notNull(),
+  windowStart: bigint("window_start", { mode: "number" }).notNull(),
+  count: integer("count").notNull().default(0),
+}, (t) => [primaryKey({ columns: [t.key, t.windowStart] })]);

@@ -1,0 +1,187 @@
+import "server-only";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+
+const boolish = z
+  .enum(["1", "0", "true", "false", "yes", "no", ""])
+  .transform((v) => v === "1" || v === "true" || v === "yes");
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
+
+const positiveInt = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n <= 0) {
+        ctx.addIssue({ code: "custom", message: "must be a positive integer" });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  DATA_DIR: z.string().default(".data"),
+  DATABASE_URL: optionalString,
+  INNGEST_EVENT_KEY: optionalString,
+  INNGEST_SIGNING_KEY: optionalString,
+  INNGEST_DEV: optionalString,
+  RESEND_API_KEY: optionalString,
+  RESEND_BASE_URL: optionalString,
+  AUTH_SECRET: optionalString,
+  ENCRYPTION_KEY: optionalString,
+  GOOGLE_CLIENT_ID: optionalString,
+  GOOGLE_CLIENT_SECRET: optionalString,
+  GOOGLE_OAUTH_AUTH_URL: optionalString,
+  GOOGLE_OAUTH_TOKEN_URL: optionalString,
+  GOOGLE_OAUTH_REVOKE_URL: optionalString,
+  GOOGLE_API_ROOT_URL: optionalString,
+  APP_URL: optionalString,
+  VERCEL_URL: optionalString,
+  EMAIL_FROM: z.string().default("Flowmail <noreply@flowmail.local>"),
+  RUN_RATE_LIMIT_PER_MINUTE: positiveInt(60),
+  EMAIL_DAILY_QUOTA: positiveInt(10_000),
+  UPLOAD_MAX_BYTES: positiveInt(50 * 1024 * 1024),
+  EXECUTOR_CONCURRENCY: positiveInt(4),
+  ALLOW_PRIVATE_NETWORK_TARGETS: boolish.optional(),
+  VERCEL: optionalString,
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+});
+
+export type Config = {
+  nodeEnv: "development" | "production" | "test";
+  dataDir: string;
+  databaseUrl: string | undefined;
+  inngest: { enabled: boolean; eventKey?: string; signingKey?: string; dev: boolean };
+  resend: { apiKey?: string; baseUrl?: string };
+  emailTransport: "resend" | "mailbox";
+  authSecret: string;
+  encryptionKey: string;
+  google: {
+    clientId?: string;
+    clientSecret?: string;
+    authUrl?: string;
+    tokenUrl?: string;
+    revokeUrl?: string;
+    apiRootUrl?: string;
+    configured: boolean;
+  };
+  appUrl: string;
+  emailFrom: string;
+  runRateLimitPerMinute: number;
+  emailDailyQuota: number;
+  uploadMaxBytes: number;
+  executorConcurrency: number;
+  allowPrivateNetworkTargets: boolean;
+  onVercel: boolean;
+  logLevel: "debug" | "info" | "warn" | "error" | "silent";
+};
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+let cached: Config | undefined;
+
+/** Reads and validates the environment once. Tests call `resetConfig()` after changing `process.env`. */
+export function getConfig(): Config {
+  if (!cached) cached = loadConfig(process.env);
+  return cached;
+}
+
+export function resetConfig(): void {
+  cached = undefined;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const onVercel = Boolean(e.VERCEL);
+  const inngestEnabled = Boolean(e.INNGEST_EVENT_KEY || e.INNGEST_SIGNING_KEY || e.INNGEST_DEV);
+
+  if (onVercel) {
+    const missing: string[] = [];
+    if (!e.DATABASE_URL) missing.push("DATABASE_URL (managed PostgreSQL)");
+    if (!inngestEnabled) missing.push("INNGEST_EVENT_KEY and INNGEST_SIGNING_KEY (the Inngest integration)");
+    if (!e.AUTH_SECRET) missing.push("AUTH_SECRET");
+    if (missing.length > 0) {
+      throw new ConfigError(
+        `Flowmail cannot use its embedded database and executor on Vercel (no writable disk, no background process). Set: ${missing.join(", ")}.`,
+      );
+    }
+  }
+
+  const authSecret = e.AUTH_SECRET ?? developmentSecret(e.NODE_ENV, dataDir);
+  const appUrl = (e.APP_URL ?? (e.VERCEL_URL ? `https://${e.VERCEL_URL}` : "http://localhost:3000")).replace(/\/+$/, "");
+
+  return {
+    nodeEnv: e.NODE_ENV,
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    inngest: {
+      enabled: inngestEnabled,
+      eventKey: e.INNGEST_EVENT_KEY,
+      signingKey: e.INNGEST_SIGNING_KEY,
+      dev: Boolean(e.INNGEST_DEV && e.INNGEST_DEV !== "0"),
+    },
+    resend: { apiKey: e.RESEND_API_KEY, baseUrl: e.RESEND_BASE_URL },
+    emailTransport: e.RESEND_API_KEY ? "resend" : "mailbox",
+    authSecret,
+    encryptionKey: e.ENCRYPTION_KEY ?? authSecret,
+    google: {
+      clientId: e.GOOGLE_CLIENT_ID,
+      clientSecret: e.GOOGLE_CLIENT_SECRET,
+      authUrl: e.GOOGLE_OAUTH_AUTH_URL,
+      tokenUrl: e.GOOGLE_OAUTH_TOKEN_URL,
+      revokeUrl: e.GOOGLE_OAUTH_REVOKE_URL,
+      apiRootUrl: e.GOOGLE_API_ROOT_URL,
+      configured: Boolean(e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET),
+    },
+    appUrl,
+    emailFrom: e.EMAIL_FROM,
+    runRateLimitPerMinute: e.RUN_RATE_LIMIT_PER_MINUTE,
+    emailDailyQuota: e.EMAIL_DAILY_QUOTA,
+    uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+    executorConcurrency: e.EXECUTOR_CONCURRENCY,
+    allowPrivateNetworkTargets: e.ALLOW_PRIVATE_NETWORK_TARGETS ?? e.NODE_ENV !== "production",
+    onVercel,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** Development and tests: a secret generated once and kept in the data directory. Production must set AUTH_SECRET. */
+function developmentSecret(nodeEnv: string, dataDir: string): string {
+  if (nodeEnv === "production") {
+    throw new ConfigError(
+      "AUTH_SECRET is required in production: set it to a long random string (for example `openssl rand -base64 32`).",
+    );
+  }
+  const file = path.join(dataDir, "auth-secret");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString("base64url");
+  try {
+    writeFileSync(file, secret + "\n", { mode: 0o600, flag: "wx" });
+    return secret;
+  } catch (error) {
+    // Another process created it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return readFileSync(file, "utf8").trim();
+    throw error;
+  }
+}

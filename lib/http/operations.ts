@@ -1,0 +1,8 @@
+import type { OperationSpec } from "./openapi";
+import { systemOperations } from "@/lib/schemas/system";
+
+/**
+ * Every operation of the API, for /api/openapi.json. Each domain keeps its list beside its zod schemas
+ * (lib/schemas/<domain>.ts) and adds one line here.
+ */
+export const allOperations: OperationSpec[] = [...systemOperations];

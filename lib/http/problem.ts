@@ -1,0 +1,60 @@
+import { ZodError } from "zod";
+import { log } from "@/lib/log";
+import { AppError, ERROR_CODES, type ErrorCode, type ErrorItem } from "./errors";
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+export function problem(
+  code: ErrorCode,
+  detail: string,
+  init: { errors?: ErrorItem[]; headers?: Record<string, string>; extensions?: Record<string, unknown>; instance?: string } = {},
+): Response {
+  const { status, title } = ERROR_CODES[code];
+  const body: Record<string, unknown> = { type: "about:blank", title, status, code, detail };
+  if (init.instance) body.instance = init.instance;
+  if (init.errors) body.errors = init.errors;
+  if (init.extensions) Object.assign(body, init.extensions);
+  const headers = new Headers(init.headers);
+  headers.set("Content-Type", PROBLEM_CONTENT_TYPE);
+  headers.set("Cache-Control", "no-store");
+  if (status === 401 && !headers.has("WWW-Authenticate")) {
+    headers.set("WWW-Authenticate", code === "unauthorized" ? "Bearer" : `Bearer error="invalid_token"`);
+  }
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/** zod issues → contract error items (`path` like `graph.nodes[2].data.expr`). */
+export function zodErrorItems(error: ZodError, prefix: (string | number)[] = []): ErrorItem[] {
+  return error.issues.map((issue) => {
+    const fullPath = [...prefix, ...issue.path];
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({
+        path: formatPath([...fullPath, key]),
+        code: "unknown_field",
+        message: `Unknown field "${key}"`,
+      }));
+    }
+    return [{ path: formatPath(fullPath), code: issue.code === "custom" ? "invalid_value" : issue.code, message: issue.message }];
+  }).flat();
+}
+
+export function formatPath(parts: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of parts) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+/** The one place that turns anything thrown into a response. Unknown errors are logged and answered generically. */
+export function errorResponse(error: unknown, context: { method?: string; path?: string } = {}): Response {
+  if (error instanceof AppError) {
+    return problem(error.code, error.message, { errors: error.errors, headers: error.headers, extensions: error.extensions });
+  }
+  if (error instanceof ZodError) {
+    return problem("validation_failed", "The request is not valid.", { errors: zodErrorItems(error) });
+  }
+  log.error("unhandled error", { ...context, error });
+  return problem("internal_error", "Something went wrong on our side. It has been logged; please try again.");
+}

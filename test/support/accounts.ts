@@ -1,0 +1,26 @@
+import { getDb } from "@/db/client";
+import { accounts } from "@/db/schema";
+import { signAccessToken } from "@/lib/auth/tokens";
+import { newId } from "@/lib/ids";
+
+let counter = 0;
+
+/**
+ * A verified account inserted directly, with a valid access token: for tests of other domains.
+ * (Registration itself is tested through the real endpoints in the accounts tests.)
+ */
+export async function createTestAccount(overrides: { email?: string; fullName?: string } = {}) {
+  const db = await getDb();
+  const id = newId("usr");
+  const email = overrides.email ?? `user${++counter}-${id.slice(-6).toLowerCase()}@example.com`;
+  const fullName = overrides.fullName ?? "Test User";
+  await db.insert(accounts).values({
+    id,
+    email,
+    fullName,
+    passwordHash: "not-a-real-hash",
+    emailVerifiedAt: new Date(Date.now() - 60_000),
+  });
+  const token = await signAccessToken(id);
+  return { id, email, fullName, token };
+}
