@@ -1,0 +1,85 @@
+"use client";
+import { useState } from "react";
+import { ApiError } from "@/lib/client/api";
+import { useMailbox } from "@/lib/client/hooks";
+import type { MailboxMessage } from "@/lib/client/types";
+import { Badge, Card, EmptyState, ErrorAlert, Input, PageHeader, PageSpinner, cx, timeAgo } from "@/components/ui";
+import { PageContainer } from "@/components/shell/app-shell";
+
+export function MailboxPage() {
+  const [to, setTo] = useState("");
+  const { data, error, isPending } = useMailbox(to.trim() || undefined);
+  const [openId, setOpenId] = useState<string | null>(null);
+  const items = data?.items ?? [];
+  const open = items.find((m) => m.id === openId) ?? items[0] ?? null;
+  const inactive = error instanceof ApiError && error.status === 404;
+
+  return (
+    <PageContainer wide>
+      <PageHeader
+        title="Local mailbox"
+        description="Without a Resend key, Flowmail keeps every email here instead of sending it: verification codes and workflow emails alike."
+        actions={<Input placeholder="Filter by recipient…" value={to} onChange={(e) => setTo(e.target.value)} className="w-64" data-testid="mailbox-filter" />}
+      />
+      {inactive ? (
+        <EmptyState title="The local mailbox is off" description="This server sends real email through Resend, so nothing is kept here." />
+      ) : error ? (
+        <ErrorAlert error={error} />
+      ) : isPending ? (
+        <PageSpinner />
+      ) : items.length === 0 ? (
+        <EmptyState testId="mailbox-empty" title="No emails yet" description="Register an account or run a workflow with an OUTPUT node — the emails appear here within a few seconds." />
+      ) : (
+        <div className="grid gap-4 lg:grid-cols-[22rem_1fr]">
+          <Card className="max-h-[70vh] overflow-auto">
+            <ul className="divide-y divide-slate-100" data-testid="mailbox-list">
+              {items.map((m) => (
+                <li key={m.id}>
+                  <button
+                    onClick={() => setOpenId(m.id)}
+                    data-testid="mailbox-item"
+                    data-to={m.to}
+                    className={cx("w-full px-4 py-3 text-left", open?.id === m.id ? "bg-brand-50" : "hover:bg-slate-50")}
+                  >
+                    <div className="flex items-center justify-between gap-2">
+                      <p className="truncate text-sm font-medium text-slate-900" data-testid="mailbox-item-to">{m.to}</p>
+                      <span className="shrink-0 text-xs text-slate-400">{timeAgo(m.createdAt)}</span>
+                    </div>
+                    <p className="truncate text-sm text-slate-600" data-testid="mailbox-item-subject">{m.subject}</p>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </Card>
+          {open && <MessageView message={open} />}
+        </div>
+      )}
+    </PageContainer>
+  );
+}
+
+function MessageView({ message }: { message: MailboxMessage }) {
+  return (
+    <Card className="p-6" data-testid="mailbox-message">
+      <div className="mb-4 border-b border-slate-100 pb-4">
+        <h2 className="text-lg font-semibold text-slate-900" data-testid="mailbox-subject">{message.subject}</h2>
+        <dl className="mt-2 grid grid-cols-[4rem_1fr] gap-y-1 text-sm">
+          <dt className="text-slate-500">From</dt>
+          <dd className="text-slate-800">{message.from}</dd>
+          <dt className="text-slate-500">To</dt>
+          <dd className="text-slate-800">{message.to}</dd>
+        </dl>
+        <Badge className="mt-2">{message.kind}</Badge>
+      </div>
+      {message.html ? (
+        // The HTML of an email is untrusted content: it renders in a sandbox without scripts.
+        <iframe title="Email body" sandbox="" srcDoc={message.html} className="h-[50vh] w-full rounded-lg ring-1 ring-slate-200" />
+      ) : null}
+      {message.text && (
+        <pre className="whitespace-pre-wrap font-sans text-sm text-slate-800" data-testid="mailbox-text">
+          {message.text}
+        </pre>
+      )}
+    </Card>
+  );
+}

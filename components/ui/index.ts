@@ -1,0 +1,10 @@
+export { Alert, ErrorAlert } from "./alert";
+export { Badge, StatusBadge } from "./badge";
+export { Button, buttonClass } from "./button";
+export { Card, CardHeader, PageHeader } from "./card";
+export { cx } from "./cx";
+export { EmptyState } from "./empty-state";
+export { Field, Input, Select, Textarea } from "./field";
+export { formatBytes, formatDuration, timeAgo } from "./format";
+export { PageSpinner, Spinner } from "./spinner";
+export { Logo } from "./logo";

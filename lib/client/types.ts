@@ -1,0 +1,152 @@
+// Response shapes of the REST API as CONTRACT.md names them. The graph types mirror the contract's
+// graph format so the browser bundle does not depend on server modules.
+
+export const NODE_TYPES = ["TRIGGER", "DATA_SOURCE", "AI", "FILTER", "OUTPUT"] as const;
+export type NodeType = (typeof NODE_TYPES)[number];
+export const AI_OUTPUT_TYPES = ["string", "number", "integer", "boolean", "array", "object"] as const;
+export type AiOutputType = (typeof AI_OUTPUT_TYPES)[number];
+
+export interface AiOutputField {
+  name: string;
+  type: AiOutputType;
+  description?: string;
+}
+
+export interface GraphNode {
+  id: string;
+  type: NodeType;
+  data: Record<string, unknown>;
+  position?: { x: number; y: number };
+}
+export interface GraphEdge {
+  source: string;
+  target: string;
+  condition?: string;
+}
+export interface Graph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+  expiresIn: number;
+  tokenType: "Bearer";
+}
+
+export interface Account {
+  id: string;
+  email: string;
+  fullName: string;
+  createdAt: string;
+  ai: null | { provider: string; model: string | null; baseUrl: string | null; keyLast4: string };
+}
+
+export interface UploadMeta {
+  uploadId: string;
+  filename: string;
+  rowCount: number;
+  columns: string[];
+  sizeBytes: number;
+  createdAt: string;
+}
+export interface UploadDetail extends UploadMeta {
+  preview: Record<string, string>[];
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export type RunStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED";
+export type NodeStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED" | "SKIPPED";
+
+export interface WorkflowSummary {
+  id: string;
+  name: string;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+  nodeCount: number;
+  lastRun: null | { runId: string; status: RunStatus; enqueuedAt: string };
+}
+export interface Workflow {
+  id: string;
+  name: string;
+  graph: Graph;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ValidationResult {
+  valid: boolean;
+  errors: { path: string; code: string; message: string; nodeId?: string }[];
+}
+
+export interface NodeResult {
+  type: NodeType;
+  status: NodeStatus;
+  output: Record<string, unknown> | null;
+  outputTruncated: boolean;
+  error: string | null;
+  startedAt: string | null;
+  completedAt: string | null;
+  itemsIn?: number | null;
+  itemsOut?: number | null;
+}
+export interface RunLog {
+  at: string;
+  level: string;
+  nodeId?: string | null;
+  message: string;
+}
+export interface Run {
+  runId: string;
+  workflowId: string;
+  workflowVersion: number;
+  status: RunStatus;
+  nodes: Record<string, NodeResult>;
+  result?: { emailsSent: number; filteredOut: number; totalRows: number } | null;
+  error?: string | null;
+  logs: RunLog[];
+  enqueuedAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+}
+export type RunSummary = Omit<Run, "nodes" | "logs"> & { nodes?: unknown; logs?: unknown };
+
+export interface MailboxMessage {
+  id: string;
+  from: string;
+  to: string;
+  subject: string;
+  text: string | null;
+  html: string | null;
+  kind: string;
+  createdAt: string;
+}
+
+export interface GoogleStatus {
+  connected: boolean;
+  email?: string;
+  scopes?: string[];
+  connectedAt?: string;
+}
+export interface DriveFile {
+  id: string;
+  name: string;
+  mimeType: string;
+  modifiedTime: string;
+}
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: string[];
+  workflowId: string | null;
+  createdAt: string;
+  secret?: string;
+}
