@@ -2,25 +2,50 @@ import "server-only";
 import { eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
+import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/http/errors";
+import { hasSessionCookie, readBrowserSession } from "./session-cookie";
 import { verifyAccessToken } from "./tokens";
 
 export type AuthenticatedAccount = { id: string; email: string; fullName: string };
 
 /**
- * Resolves the account of a request from a Bearer access token. Throws 401 problems.
- * (The web UI's session cookie is accepted too once the accounts module adds it here.)
+ * Resolves the account of a request: a Bearer access token, or else the web UI's next-auth session cookie.
+ * Cookie-authenticated mutations must come from our own origin (a CSRF defence on top of SameSite=Lax).
+ * Throws 401 problems (403 `forbidden` for a cross-origin cookie mutation).
  */
 export async function authenticate(req: Request): Promise<AuthenticatedAccount> {
   const header = req.headers.get("authorization");
-  if (!header) throw new AppError("unauthorized", "Send `Authorization: Bearer <accessToken>`.");
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) throw new AppError("invalid_token", "The Authorization header must be `Bearer <accessToken>`.");
-  const claims = await verifyAccessToken(match[1]);
-  return loadAccount(claims.accountId, claims.issuedAt);
+  if (header) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new AppError("invalid_token", "The Authorization header must be `Bearer <accessToken>`.");
+    return accountForAccessToken(match[1]);
+  }
+  if (!hasSessionCookie(req)) throw new AppError("unauthorized", "Send `Authorization: Bearer <accessToken>`.");
+  const session = await readBrowserSession(req);
+  if (!session) throw new AppError("invalid_token", "The session has expired: sign in again.");
+  assertSameOrigin(req);
+  return loadAccount(session.accountId, session.authTimeMs, "The session was ended by a password change: sign in again.");
 }
 
-async function loadAccount(accountId: string, issuedAt: number): Promise<AuthenticatedAccount> {
+/** A valid access token → its account (also used to start a browser session right after verify-email). */
+export async function accountForAccessToken(token: string): Promise<AuthenticatedAccount> {
+  const claims = await verifyAccessToken(token);
+  return loadAccount(claims.accountId, claims.issuedAtMs, "The access token was revoked: sign in again.");
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+function assertSameOrigin(req: Request): void {
+  if (SAFE_METHODS.has(req.method.toUpperCase())) return;
+  const origin = req.headers.get("origin");
+  const allowed = [new URL(req.url).origin, new URL(getConfig().appUrl).origin];
+  if (!origin || !allowed.includes(origin)) {
+    throw new AppError("forbidden", "Requests signed in with the session cookie must come from this site (Origin header).");
+  }
+}
+
+async function loadAccount(accountId: string, issuedAtMs: number, revokedDetail: string): Promise<AuthenticatedAccount> {
   const db = await getDb();
   const [account] = await db
     .select({
@@ -33,9 +58,10 @@ async function loadAccount(accountId: string, issuedAt: number): Promise<Authent
     .from(accounts)
     .where(eq(accounts.id, accountId));
   if (!account || !account.verifiedAt) throw new AppError("invalid_token", "The access token is not valid.");
-  // Tokens issued before the last password change are refused (iat has second precision).
-  if (account.passwordChangedAt && issuedAt < Math.floor(account.passwordChangedAt.getTime() / 1000)) {
-    throw new AppError("invalid_token", "The access token was revoked: sign in again.");
+  // Credentials issued up to the instant of the last password change are refused (millisecond precision;
+  // the boundary itself counts as "before", so nothing from the same instant survives).
+  if (account.passwordChangedAt && issuedAtMs <= account.passwordChangedAt.getTime()) {
+    throw new AppError("invalid_token", revokedDetail);
   }
   return { id: account.id, email: account.email, fullName: account.fullName };
 }

@@ -1,6 +1,7 @@
 import "server-only";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { getConfig } from "@/lib/config";
+import { now as clockNow } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
@@ -11,9 +12,13 @@ function secretKey(): Uint8Array {
   return new TextEncoder().encode(getConfig().authSecret);
 }
 
-export async function signAccessToken(accountId: string, now = Date.now()): Promise<string> {
+/**
+ * `iat` has second precision, so the token also carries `iat_ms`: a password change refuses exactly the
+ * tokens issued before it, even within the same second.
+ */
+export async function signAccessToken(accountId: string, now = clockNow()): Promise<string> {
   const iat = Math.floor(now / 1000);
-  return new SignJWT({ typ: "access" })
+  return new SignJWT({ typ: "access", iat_ms: now })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setSubject(accountId)
     .setIssuer(JWT_ISSUER)
@@ -23,10 +28,11 @@ export async function signAccessToken(accountId: string, now = Date.now()): Prom
     .sign(secretKey());
 }
 
-export type AccessTokenClaims = { accountId: string; issuedAt: number };
+/** `issuedAt` in seconds (the JWT `iat`); `issuedAtMs` in milliseconds. */
+export type AccessTokenClaims = { accountId: string; issuedAt: number; issuedAtMs: number };
 
 /** Verifies algorithm (HS256 only), issuer, audience, type and expiry. Throws 401 problems. */
-export async function verifyAccessToken(token: string, now = Date.now()): Promise<AccessTokenClaims> {
+export async function verifyAccessToken(token: string, now = clockNow()): Promise<AccessTokenClaims> {
   try {
     const { payload } = await jwtVerify(token, secretKey(), {
       algorithms: ["HS256"],
@@ -38,7 +44,11 @@ export async function verifyAccessToken(token: string, now = Date.now()): Promis
     if (payload.typ !== "access" || typeof payload.sub !== "string" || typeof payload.iat !== "number") {
       throw new AppError("invalid_token", "The access token is not valid.");
     }
-    return { accountId: payload.sub, issuedAt: payload.iat };
+    // A token without iat_ms (none are issued any more) counts from the start of its second.
+    const issuedAtMs = typeof payload.iat_ms === "number" && Math.floor(payload.iat_ms / 1000) === payload.iat
+      ? payload.iat_ms
+      : payload.iat * 1000;
+    return { accountId: payload.sub, issuedAt: payload.iat, issuedAtMs };
   } catch (error) {
     if (error instanceof AppError) throw error;
     if (error instanceof joseErrors.JWTExpired) {

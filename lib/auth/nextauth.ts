@@ -1,0 +1,73 @@
+import "server-only";
+import NextAuth, { CredentialsSignin } from "next-auth";
+import Credentials from "next-auth/providers/credentials";
+import { z } from "zod";
+import { now } from "@/lib/clock";
+import { getConfig } from "@/lib/config";
+import { AppError } from "@/lib/http/errors";
+import { emailField } from "@/lib/schemas/accounts";
+import { authenticateWithPassword } from "@/lib/services/accounts/login";
+import { accountForAccessToken } from "./authenticate";
+
+/** Tells the sign-in form why (`?code=` on next-auth's redirect, `code` in `signIn()`'s result). */
+class SignInRefused extends CredentialsSignin {
+  constructor(code: string) {
+    super();
+    this.code = code;
+  }
+}
+
+const passwordCredentials = z.object({ email: emailField, password: z.string().min(1).max(1024) });
+const tokenCredentials = z.object({ accessToken: z.string().min(1).max(4096) });
+
+/**
+ * Either `{ email, password }` (the same service and throttle as POST /api/auth/login) or `{ accessToken }`
+ * (a valid access token, so the UI can open a session right after verify-email).
+ */
+async function authorize(credentials: Partial<Record<string, unknown>>) {
+  try {
+    const byToken = tokenCredentials.safeParse(credentials);
+    if (byToken.success && !credentials.email) {
+      const account = await accountForAccessToken(byToken.data.accessToken);
+      return { id: account.id, email: account.email, name: account.fullName };
+    }
+    const byPassword = passwordCredentials.safeParse(credentials);
+    if (!byPassword.success) throw new SignInRefused("invalid_credentials");
+    const account = await authenticateWithPassword(byPassword.data.email, byPassword.data.password);
+    return { id: account.id, email: account.email, name: account.fullName };
+  } catch (error) {
+    if (error instanceof AppError) throw new SignInRefused(error.code === "token_expired" ? "invalid_token" : error.code);
+    throw error;
+  }
+}
+
+// The config is built per request so that AUTH_SECRET comes from getConfig() (generated in .data in development).
+export const { handlers, auth, signIn, signOut } = NextAuth(() => ({
+  basePath: "/api/nextauth",
+  secret: getConfig().authSecret,
+  trustHost: true,
+  session: { strategy: "jwt", maxAge: 30 * 24 * 3600 },
+  pages: { signIn: "/login" },
+  providers: [
+    Credentials({
+      id: "credentials",
+      name: "Email and password",
+      credentials: { email: {}, password: {}, accessToken: {} },
+      authorize,
+    }),
+  ],
+  callbacks: {
+    // `authTime` survives every re-encoding of the cookie; authenticate() compares it with passwordChangedAt.
+    jwt({ token, user }) {
+      if (user?.id) {
+        token.sub = user.id;
+        token.authTime = now();
+      }
+      return token;
+    },
+    session({ session, token }) {
+      if (token.sub) session.user.id = token.sub;
+      return session;
+    },
+  },
+}));

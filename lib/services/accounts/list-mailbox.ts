@@ -1,0 +1,31 @@
+import "server-only";
+import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { mailboxMessages } from "@/db/schema";
+import { isMailboxActive } from "@/lib/email";
+import { AppError, notFound } from "@/lib/http/errors";
+import { decodeCursor, page } from "@/lib/http/pagination";
+
+/** The local mailbox, newest first, optionally for one recipient. Exists only while it is the transport. */
+export async function listMailbox(query: { to?: string; limit: number; cursor?: string }) {
+  if (!isMailboxActive()) throw notFound("The mailbox (email goes through Resend)");
+  const cursor = decodeCursor(query.cursor);
+  const conditions: SQL[] = [];
+  if (query.to) conditions.push(eq(mailboxMessages.to, query.to));
+  if (cursor) {
+    const at = new Date(String(cursor.k));
+    if (Number.isNaN(at.getTime())) throw new AppError("validation_failed", "The cursor is not valid: pass `nextCursor` from a previous page.");
+    conditions.push(or(lt(mailboxMessages.createdAt, at), and(eq(mailboxMessages.createdAt, at), lt(mailboxMessages.id, cursor.id)))!);
+  }
+  const db = await getDb();
+  const rows = await db.select().from(mailboxMessages).where(and(...conditions))
+    .orderBy(desc(mailboxMessages.createdAt), desc(mailboxMessages.id)).limit(query.limit + 1);
+  const result = page(rows, query.limit, (row) => ({ k: row.createdAt.toISOString(), id: row.id }));
+  return {
+    items: result.items.map((row) => ({
+      id: row.id, from: row.from, to: row.to, subject: row.subject, text: row.text, html: row.html,
+      kind: row.kind, createdAt: row.createdAt.toISOString(),
+    })),
+    nextCursor: result.nextCursor,
+  };
+}
