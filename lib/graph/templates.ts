@@ -1,0 +1,251 @@
+// Templates (CONTRACT.md section 4, "Templates"): `{{ <nodeId>.<path> }}` and `{{ item.<path> }}`.
+//
+// Decisions where the contract is silent:
+// - A path segment is any run of characters other than `.` and the code-like characters rejected below, so CSV
+//   headers such as "First Name" or "e-mail" can be named (`{{ item.First Name }}`); segments of digits only
+//   are array indexes. A bare root (`{{ item }}`, `{{ ai }}`) is allowed and yields the whole value.
+// - `__proto__`, `constructor` and `prototype` can never be a root, `__proto__` never a segment; every lookup is
+//   an own-property lookup, so `constructor`/`prototype` as a field name only finds a real column of that name.
+// - A string that is exactly one template, possibly with surrounding whitespace, yields the raw value.
+// - Interpolation: strings as they are, numbers and booleans with String(), arrays and objects as JSON,
+//   null/undefined as "" (an empty CSV cell and a JSON null read the same in an email).
+// - `\{{` is a literal `{{`; any other backslash is literal text.
+import { FORBIDDEN_KEYS, NODE_ID_PATTERN } from "./schema";
+
+export class TemplateSyntaxError extends Error {
+  constructor(
+    message: string,
+    readonly position: number,
+  ) {
+    super(message);
+    this.name = "TemplateSyntaxError";
+  }
+}
+
+/** A run-time failure; the message is a sentence a person can act on. */
+export class TemplateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TemplateError";
+  }
+}
+
+export type TemplateRef = { root: string /* nodeId or "item" */; path: (string | number)[]; raw: string };
+
+export type TemplatePart = { text: string } | { ref: TemplateRef; position: number };
+
+export type TemplateContext = {
+  /** Status (as in the run) and output of a node; undefined when the run has no such node. */
+  node(nodeId: string): { status: string; output: Record<string, unknown> | null } | undefined;
+  item?: unknown;
+  itemIndex?: number;
+  /** The node whose data holds the template, and which field — only used to word error messages. */
+  nodeId?: string;
+  field?: string;
+};
+
+const CODE_LIKE = /[{}()[\]'"`\\;,=<>!?*+|^~]|[\u0000-\u001f\u007f]/;
+const MAX_TEMPLATE_LENGTH = 1_000_000;
+
+/** Splits a template string into literal text and references. Throws TemplateSyntaxError. */
+export function parseTemplate(text: string): TemplatePart[] {
+  const cached = cache.get(text);
+  if (cached) return cached;
+  const parts = parseUncached(text);
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(text, parts);
+  return parts;
+}
+
+const CACHE_LIMIT = 1000;
+const cache = new Map<string, TemplatePart[]>();
+
+function parseUncached(text: string): TemplatePart[] {
+  if (text.length > MAX_TEMPLATE_LENGTH) throw new TemplateSyntaxError("Template text is too long", MAX_TEMPLATE_LENGTH);
+  const parts: TemplatePart[] = [];
+  let literal = "";
+  let i = 0;
+  while (i < text.length) {
+    const open = text.indexOf("{{", i);
+    if (open === -1) {
+      literal += text.slice(i);
+      break;
+    }
+    if (open > 0 && text[open - 1] === "\\") {
+      literal += text.slice(i, open - 1) + "{{";
+      i = open + 2;
+      continue;
+    }
+    literal += text.slice(i, open);
+    const close = text.indexOf("}}", open + 2);
+    if (close === -1) throw new TemplateSyntaxError(`Unclosed "{{" at position ${open}`, open);
+    if (literal) parts.push({ text: literal });
+    literal = "";
+    parts.push({ ref: parseRef(text.slice(open, close + 2), open), position: open });
+    i = close + 2;
+  }
+  if (literal) parts.push({ text: literal });
+  return parts;
+}
+
+function parseRef(raw: string, position: number): TemplateRef {
+  const inner = raw.slice(2, -2).trim();
+  const fail = (why: string) => {
+    throw new TemplateSyntaxError(`Invalid template ${raw} at position ${position}: ${why}`, position);
+  };
+  if (!inner) fail("it names nothing; write {{nodeId.field}} or {{item.field}}");
+  if (CODE_LIKE.test(inner)) fail("a reference is a node id or item followed by .field names, nothing else");
+  const segments = inner.split(".").map((segment) => segment.trim());
+  if (segments.some((segment) => segment === "")) fail("a path has an empty part");
+  const [root, ...rest] = segments;
+  if (FORBIDDEN_KEYS.includes(root) || rest.includes("__proto__")) fail(`"${FORBIDDEN_KEYS.join('", "')}" name nothing`);
+  if (root !== "item" && !NODE_ID_PATTERN.test(root)) fail(`"${root}" is not a node id`);
+  const path = rest.map((segment) => (/^\d{1,9}$/.test(segment) ? Number(segment) : segment));
+  return { root, path, raw };
+}
+
+/** Every reference in a template string, in order. Throws TemplateSyntaxError. */
+export function templateRefs(text: string): TemplateRef[] {
+  return parseTemplate(text).flatMap((part) => ("ref" in part ? [part.ref] : []));
+}
+
+/** True when the text is exactly one template (surrounding whitespace allowed), so it renders to a raw value. */
+export function isLoneTemplate(text: string): boolean {
+  const parts = parseTemplate(text);
+  return loneRef(parts) !== undefined;
+}
+
+function loneRef(parts: TemplatePart[]): TemplateRef | undefined {
+  let ref: TemplateRef | undefined;
+  for (const part of parts) {
+    if ("ref" in part) {
+      if (ref) return undefined;
+      ref = part.ref;
+    } else if (part.text.trim() !== "") {
+      return undefined;
+    }
+  }
+  return ref;
+}
+
+/**
+ * Renders a template: a lone template yields the referenced value itself (an array stays an array), anything
+ * else is a string with every reference interpolated. Throws TemplateSyntaxError or TemplateError.
+ */
+export function renderTemplate(text: string, ctx: TemplateContext): unknown {
+  const parts = parseTemplate(text);
+  const lone = loneRef(parts);
+  if (lone) return resolveRef(lone, ctx);
+  return interpolate(parts, ctx, false);
+}
+
+/** Renders to a string in every case; with `html: true` interpolated values are HTML-escaped, literal text is not. */
+export function renderTemplateString(text: string, ctx: TemplateContext, opts: { html?: boolean } = {}): string {
+  return interpolate(parseTemplate(text), ctx, opts.html === true);
+}
+
+function interpolate(parts: TemplatePart[], ctx: TemplateContext, html: boolean): string {
+  let out = "";
+  for (const part of parts) {
+    if ("text" in part) out += part.text;
+    else {
+      const value = formatTemplateValue(resolveRef(part.ref, ctx));
+      out += html ? escapeHtml(value) : value;
+    }
+  }
+  return out;
+}
+
+/** The contract's interpolation of one value. */
+export function formatTemplateValue(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return value;
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => HTML_ENTITIES[char]);
+}
+
+const HTML_ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Resolves one reference against the run. Throws TemplateError naming the template, node and item index. */
+export function resolveRef(ref: TemplateRef, ctx: TemplateContext): unknown {
+  if (ref.root === "item") {
+    if (!("item" in ctx) && ctx.itemIndex === undefined) {
+      throw new TemplateError(`${where(ref, ctx)} uses item, which only exists per item in an OUTPUT node's to, subject and body`);
+    }
+    return walk(ctx.item, ref, ctx, "the item");
+  }
+  const node = ctx.node(ref.root);
+  if (!node) throw new TemplateError(`${where(ref, ctx)} names node "${ref.root}", which is not in this workflow`);
+  if (node.status !== "SUCCESS") {
+    throw new TemplateError(`${where(ref, ctx)} needs node "${ref.root}", which ${statusPhrase(node.status)} in this run`);
+  }
+  if (node.output === null) throw new TemplateError(`${where(ref, ctx)} needs node "${ref.root}", which has no output`);
+  return walk(node.output, ref, ctx, `node "${ref.root}"'s output`);
+}
+
+function statusPhrase(status: string): string {
+  switch (status) {
+    case "SKIPPED":
+      return "was SKIPPED (its branch was not taken or an upstream node failed)";
+    case "FAILED":
+      return "FAILED";
+    case "PENDING":
+    case "RUNNING":
+      return "has not finished";
+    default:
+      return `is ${status}`;
+  }
+}
+
+function walk(base: unknown, ref: TemplateRef, ctx: TemplateContext, baseName: string): unknown {
+  let value = base;
+  for (let i = 0; i < ref.path.length; i++) {
+    const segment = ref.path[i];
+    const next = step(value, segment);
+    if (next === MISSING) {
+      const at = i === 0 ? baseName : `${baseName} at ${[ref.root, ...ref.path.slice(0, i)].join(".")}`;
+      throw new TemplateError(`${where(ref, ctx)}: ${describeMissing(value, segment)} in ${at}`);
+    }
+    value = next;
+  }
+  return value;
+}
+
+const MISSING = Symbol("missing");
+
+function step(value: unknown, segment: string | number): unknown {
+  if (Array.isArray(value)) {
+    return typeof segment === "number" && segment < value.length ? value[segment] : MISSING;
+  }
+  if (value !== null && typeof value === "object") {
+    const key = String(segment);
+    return Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : MISSING;
+  }
+  return MISSING;
+}
+
+function describeMissing(value: unknown, segment: string | number): string {
+  if (Array.isArray(value)) {
+    return typeof segment === "number"
+      ? `index ${segment} is past the end of a list of ${value.length}`
+      : `"${segment}" is not an index of a list`;
+  }
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value);
+    const hint = keys.length ? ` (fields: ${keys.slice(0, 10).join(", ")}${keys.length > 10 ? ", …" : ""})` : "";
+    return `there is no field "${segment}"${hint}`;
+  }
+  return `"${segment}" cannot be read from ${value === null ? "null" : `a ${typeof value}`}`;
+}
+
+function where(ref: TemplateRef, ctx: TemplateContext): string {
+  let text = `Template ${ref.raw}`;
+  if (ctx.field) text += ` in ${ctx.field}`;
+  if (ctx.nodeId) text += ` of node "${ctx.nodeId}"`;
+  if (ctx.itemIndex !== undefined) text += ` (item ${ctx.itemIndex})`;
+  return text;
+}
