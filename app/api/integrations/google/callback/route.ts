@@ -1,0 +1,13 @@
+import { completeGoogleConnect } from "@/lib/google/connect";
+import { route } from "@/lib/http/route";
+
+// GET /api/integrations/google/callback – Google sends the browser back here; the signed state names the account
+export const GET = route({ auth: false }, async ({ req, url }) => {
+  const location = await completeGoogleConnect({
+    code: url.searchParams.get("code"),
+    state: url.searchParams.get("state"),
+    error: url.searchParams.get("error"),
+    req,
+  });
+  return new Response(null, { status: 302, headers: { Location: location, "Cache-Control": "no-store" } });
+});
