@@ -43,6 +43,8 @@ describe("parseCsvText", () => {
   it("drops a BOM, detects semicolons and tabs, handles CRLF", () => {
     expect(parseCsvText("\uFEFFa;b\r\n1;2\r\n")).toEqual({ columns: ["a", "b"], rows: [["1", "2"]] });
     expect(parseCsvText("a\tb\n1\t2")).toEqual({ columns: ["a", "b"], rows: [["1", "2"]] });
+    // the header decides, even when later rows are short or hold other candidates inside quotes
+    expect(parseCsvText('\n"x,y";b;c\n1\n"2,3";4\n')).toEqual({ columns: ["x,y", "b", "c"], rows: [["1", "", ""], ["2,3", "4", ""]] });
   });
 
   it("keeps delimiters, quotes and newlines inside quoted cells", () => {

@@ -71,14 +71,7 @@ export class CsvStreamParser {
   private start(): void {
     const newline = guessNewline(this.pending);
     this.newlineChar = newline === "\r" ? "\r" : "\n";
-    const lastBreak = this.pending.lastIndexOf(this.newlineChar);
-    const sample = lastBreak > 0 ? this.pending.slice(0, lastBreak) : this.pending;
-    const guessed = Papa.parse<string[]>(sample.slice(0, SAMPLE_CHARS), {
-      newline,
-      delimitersToGuess: DELIMITERS,
-      preview: 20,
-    }).meta.delimiter;
-    const delimiter = DELIMITERS.includes(guessed) ? guessed : ",";
+    const delimiter = guessDelimiter(this.pending);
     this.parser = new Papa.Parser({ delimiter, newline, quoteChar: '"' });
   }
 
@@ -119,6 +112,28 @@ function guessNewline(text: string): "\n" | "\r\n" | "\r" {
   const cr = text.indexOf("\r");
   if (cr === -1 || (lf !== -1 && lf < cr)) return "\n";
   return text[cr + 1] === "\n" ? "\r\n" : "\r";
+}
+
+/**
+ * The delimiter is the candidate found most often, outside quotes, on the first non-empty line (the header).
+ * papaparse's own guess wants equal cell counts on every sampled line, so short rows (valid here) fool it.
+ */
+function guessDelimiter(text: string): string {
+  const counts = new Map<string, number>(DELIMITERS.map((d) => [d, 0]));
+  let inQuotes = false;
+  let seenContent = false;
+  const end = Math.min(text.length, SAMPLE_CHARS);
+  for (let i = 0; i < end; i++) {
+    const ch = text[i];
+    if (ch === '"') inQuotes = !inQuotes;
+    else if (!inQuotes && (ch === "\n" || ch === "\r")) {
+      if (seenContent) break;
+    } else if (!inQuotes && counts.has(ch)) counts.set(ch, counts.get(ch)! + 1);
+    if (ch.trim() !== "") seenContent = true;
+  }
+  let best = ",";
+  for (const [delimiter, count] of counts) if (count > counts.get(best)!) best = delimiter;
+  return best;
 }
 
 function linesSpanned(cells: string[], newlineChar: string): number {

@@ -1,9 +1,10 @@
 import type { OperationSpec } from "./openapi";
 import { systemOperations } from "@/lib/schemas/system";
+import { uploadOperations } from "@/lib/schemas/uploads";
 import { accountOperations } from "@/lib/schemas/accounts";
 
 /**
  * Every operation of the API, for /api/openapi.json. Each domain keeps its list beside its zod schemas
  * (lib/schemas/<domain>.ts) and adds one line here.
  */
-export const allOperations: OperationSpec[] = [...systemOperations, ...accountOperations];
+export const allOperations: OperationSpec[] = [...systemOperations, ...accountOperations, ...uploadOperations];

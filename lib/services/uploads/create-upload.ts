@@ -1,0 +1,50 @@
+import "server-only";
+import { eq } from "drizzle-orm";
+import { getDb, type Tx } from "@/db/client";
+import { uploadChunks, uploads } from "@/db/schema";
+import { parseCsvStream } from "@/lib/csv/parse-csv";
+import { getConfig } from "@/lib/config";
+import { newId } from "@/lib/ids";
+import { receiveMultipartFile } from "./receive-multipart-file";
+import { sanitizeFilename } from "./sanitize-filename";
+import { toUploadView, type UploadView } from "./upload-view";
+
+/** Rows per stored chunk: big enough that 500k rows take ~100 inserts, small enough to page through cheaply. */
+export const UPLOAD_CHUNK_ROWS = 5000;
+
+/**
+ * POST /api/uploads: streams the multipart `file` through the CSV parser into `upload_chunks`, all inside one
+ * transaction, so a file that turns out to be invalid half-way (or too large) leaves nothing behind.
+ */
+export async function createUpload(accountId: string, req: Request): Promise<UploadView> {
+  const db = await getDb();
+  const maxBytes = getConfig().uploadMaxBytes;
+  return receiveMultipartFile(req, { fieldName: "file", maxBytes }, (bytes, info) =>
+    db.transaction((tx) => storeCsv(tx, accountId, sanitizeFilename(info.filename), bytes)),
+  );
+}
+
+async function storeCsv(tx: Tx, accountId: string, filename: string, bytes: AsyncIterable<Uint8Array>) {
+  const id = newId("upl");
+  await tx.insert(uploads).values({ id, accountId, filename, rowCount: 0, columns: [], sizeBytes: 0 });
+  let sizeBytes = 0;
+  let chunkIndex = 0;
+  let firstRow = 0;
+  async function* counted() {
+    for await (const chunk of bytes) {
+      sizeBytes += chunk.byteLength;
+      yield chunk;
+    }
+  }
+  const { columns, rowCount } = await parseCsvStream(
+    counted(),
+    async (rows) => {
+      await tx.insert(uploadChunks).values({ uploadId: id, chunkIndex, firstRow, rowCount: rows.length, rows });
+      chunkIndex++;
+      firstRow += rows.length;
+    },
+    UPLOAD_CHUNK_ROWS,
+  );
+  const [stored] = await tx.update(uploads).set({ rowCount, columns, sizeBytes }).where(eq(uploads.id, id)).returning();
+  return toUploadView(stored);
+}
