@@ -1,0 +1,204 @@
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A local stand-in for the Resend API, for tests that drive the real `resend` SDK.
+ *
+ *   const resend = await startFakeResend();
+ *   process.env.RESEND_API_KEY = "re_test"; process.env.RESEND_BASE_URL = resend.url; resetConfig();
+ *   … code under test sends email …
+ *   resend.emails()          // every email delivered, oldest first (one per recipient list entry of a batch)
+ *   resend.emailsTo("a@x")   // those addressed to one recipient
+ *   resend.requests          // every HTTP request: method, path, headers (lower-case, incl. idempotency-key), body, status
+ *   resend.failNext(2, 503, 7)     // the next 2 requests answer 503 with `Retry-After: 7`
+ *   resend.failNext(1, "network")  // the next request's connection is dropped (the SDK reports statusCode null)
+ *   resend.setFailureRatio(0.3, 500) // from now on ~30 % of requests fail (0 turns it off)
+ *   resend.reset()           // forget emails, requests, failures and idempotency keys
+ *   await resend.close()
+ *
+ * Endpoints (as the SDK calls them): POST /emails → 200 `{ id }`; POST /emails/batch (≤ 100 emails) → 200
+ * `{ data: [{ id }] }`. Errors use Resend's body `{ statusCode, name, message }`. Idempotency like Resend: a
+ * repeated `Idempotency-Key` with the same body answers the first response again and delivers nothing;
+ * with a different body it answers 409 `invalid_idempotent_request`. Failed requests do not claim the key.
+ * Every request needs `Authorization: Bearer <any key>` (else 401 `missing_api_key`).
+ */
+export type DeliveredEmail = {
+  id: string;
+  from: string;
+  to: string[];
+  subject: string;
+  text?: string;
+  html?: string;
+  /** The Idempotency-Key of the request that delivered it (for a batch, the batch's key). */
+  idempotencyKey?: string;
+  batch: boolean;
+};
+
+export type RecordedRequest = {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: unknown;
+  status: number;
+};
+
+export type FakeResend = {
+  url: string;
+  emails(): DeliveredEmail[];
+  emailsTo(address: string): DeliveredEmail[];
+  requests: RecordedRequest[];
+  failNext(count: number, status: number | "network", retryAfterSeconds?: number): void;
+  setFailureRatio(ratio: number, status?: number): void;
+  reset(): void;
+  close(): Promise<void>;
+};
+
+type Failure = { status: number | "network"; retryAfterSeconds?: number };
+type Answer = { status: number; body: unknown };
+
+const errorNames: Record<number, string> = {
+  400: "validation_error",
+  401: "missing_api_key",
+  403: "invalid_api_key",
+  409: "invalid_idempotent_request",
+  422: "validation_error",
+  429: "rate_limit_exceeded",
+};
+
+function errorBody(status: number, message: string, name = errorNames[status] ?? "internal_server_error") {
+  return { statusCode: status, name, message };
+}
+
+export async function startFakeResend(): Promise<FakeResend> {
+  const delivered: DeliveredEmail[] = [];
+  const requests: RecordedRequest[] = [];
+  const pendingFailures: Failure[] = [];
+  const idempotent = new Map<string, { bodyText: string; answer: Answer }>();
+  let failureRatio = 0;
+  let ratioStatus = 500;
+
+  const toEmail = (raw: Record<string, unknown>, key: string | undefined, batch: boolean): DeliveredEmail => ({
+    id: randomUUID(),
+    from: String(raw.from ?? ""),
+    to: (Array.isArray(raw.to) ? raw.to : [raw.to]).map(String),
+    subject: String(raw.subject ?? ""),
+    text: typeof raw.text === "string" ? raw.text : undefined,
+    html: typeof raw.html === "string" ? raw.html : undefined,
+    idempotencyKey: key,
+    batch,
+  });
+
+  function validate(raw: unknown): string | null {
+    if (!raw || typeof raw !== "object") return "The email must be an object";
+    const email = raw as Record<string, unknown>;
+    if (!email.from) return "Missing `from` field.";
+    if (!email.to || (Array.isArray(email.to) && email.to.length === 0)) return "Missing `to` field.";
+    if (typeof email.subject !== "string") return "Missing `subject` field.";
+    if (typeof email.text !== "string" && typeof email.html !== "string") return "Missing `html` or `text` field.";
+    return null;
+  }
+
+  function deliver(path: string, body: unknown, key: string | undefined): Answer {
+    if (path === "/emails") {
+      const problem = validate(body);
+      if (problem) return { status: 422, body: errorBody(422, problem) };
+      const email = toEmail(body as Record<string, unknown>, key, false);
+      delivered.push(email);
+      return { status: 200, body: { id: email.id } };
+    }
+    if (path === "/emails/batch") {
+      if (!Array.isArray(body)) return { status: 422, body: errorBody(422, "The batch must be an array") };
+      if (body.length > 100) return { status: 422, body: errorBody(422, "Too many emails: at most 100 per batch") };
+      const problem = body.map(validate).find((p) => p !== null);
+      if (problem) return { status: 422, body: errorBody(422, problem) };
+      const emails = body.map((raw) => toEmail(raw as Record<string, unknown>, key, true));
+      delivered.push(...emails);
+      return { status: 200, body: { data: emails.map((e) => ({ id: e.id })) } };
+    }
+    return { status: 404, body: errorBody(404, "Not found", "not_found") };
+  }
+
+  function nextFailure(): Failure | undefined {
+    if (pendingFailures.length) return pendingFailures.shift();
+    if (failureRatio > 0 && Math.random() < failureRatio) return { status: ratioStatus };
+    return undefined;
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const bodyText = Buffer.concat(chunks).toString("utf8");
+      let body: unknown = undefined;
+      try {
+        body = bodyText ? JSON.parse(bodyText) : undefined;
+      } catch {
+        body = bodyText;
+      }
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : String(v)]));
+      const path = (req.url ?? "/").split("?")[0];
+      const record: RecordedRequest = { method: req.method ?? "GET", path, headers, body, status: 0 };
+      requests.push(record);
+      const send = (answer: Answer, extraHeaders: Record<string, string> = {}) => {
+        record.status = answer.status;
+        res.writeHead(answer.status, { "content-type": "application/json", ...extraHeaders });
+        res.end(JSON.stringify(answer.body));
+      };
+
+      const failure = nextFailure();
+      if (failure?.status === "network") {
+        record.status = -1;
+        req.socket.destroy();
+        return;
+      }
+      if (failure) {
+        const extra: Record<string, string> = failure.retryAfterSeconds !== undefined ? { "retry-after": String(failure.retryAfterSeconds) } : {};
+        return send({ status: failure.status, body: errorBody(failure.status as number, "Injected failure") }, extra);
+      }
+      if (!/^Bearer \S+/.test(headers.authorization ?? "")) return send({ status: 401, body: errorBody(401, "Missing API key") });
+      if (req.method !== "POST") return send({ status: 405, body: errorBody(405, "Method not allowed", "method_not_allowed") });
+
+      const key = headers["idempotency-key"];
+      if (key) {
+        const seen = idempotent.get(`${path} ${key}`);
+        if (seen && seen.bodyText !== bodyText) {
+          return send({ status: 409, body: errorBody(409, "Same idempotency key used with a different request body") });
+        }
+        if (seen) return send(seen.answer);
+      }
+      const answer = deliver(path, body, key);
+      if (key && answer.status === 200) idempotent.set(`${path} ${key}`, { bodyText, answer });
+      send(answer);
+    });
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    emails: () => [...delivered],
+    emailsTo: (address) => delivered.filter((e) => e.to.includes(address)),
+    requests,
+    failNext(count, status, retryAfterSeconds) {
+      for (let i = 0; i < count; i++) pendingFailures.push({ status, retryAfterSeconds });
+    },
+    setFailureRatio(ratio, status = 500) {
+      failureRatio = ratio;
+      ratioStatus = status;
+    },
+    reset() {
+      delivered.length = 0;
+      requests.length = 0;
+      pendingFailures.length = 0;
+      idempotent.clear();
+      failureRatio = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
