@@ -86,11 +86,7 @@ export function useDeleteWorkflow() {
   });
 }
 
-export const validateGraph = (graph: Graph, signal?: AbortSignal) =>
-  api.post<ValidationResult>("/api/workflows/validate", { graph }).then((r) => r, (e) => {
-    if (signal?.aborted) return null;
-    throw e;
-  });
+export const validateGraph = (graph: Graph) => api.post<ValidationResult>("/api/workflows/validate", { graph });
 
 export const startRun = (workflowId: string) =>
   api.postEmpty<{ runId: string; workflowId: string; status: string; enqueuedAt: string }>(`/api/workflows/${workflowId}/run`, {

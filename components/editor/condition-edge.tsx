@@ -1,0 +1,51 @@
+"use client";
+import { BaseEdge, EdgeLabelRenderer, getBezierPath, type EdgeProps } from "@xyflow/react";
+import { memo } from "react";
+import { cx } from "@/components/ui";
+import type { FlowEdge } from "./mapper";
+
+/** Display-only extras: how many items crossed this edge in the shown run. */
+export interface EdgeOverlay {
+  count?: number | null;
+  dead?: boolean;
+}
+
+function ConditionEdgeView(props: EdgeProps<FlowEdge>) {
+  const { id, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, data, selected, markerEnd } = props;
+  const [path, labelX, labelY] = getBezierPath({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition });
+  const overlay = (data ?? {}) as FlowEdge["data"] & EdgeOverlay;
+  const condition = overlay?.condition;
+  const hasCount = typeof overlay.count === "number";
+  return (
+    <>
+      <BaseEdge id={id} path={path} markerEnd={markerEnd} style={overlay.dead ? { strokeDasharray: "4 4", opacity: 0.5 } : undefined} />
+      {(condition || hasCount) && (
+        <EdgeLabelRenderer>
+          <div
+            className="nodrag nopan pointer-events-auto absolute flex items-center gap-1"
+            style={{ transform: `translate(-50%, -50%) translate(${labelX}px, ${labelY}px)` }}
+          >
+            {condition && (
+              <span
+                data-testid={`edge-label-${id}`}
+                className={cx(
+                  "max-w-48 truncate rounded-md bg-white px-2 py-0.5 font-mono text-[11px] text-amber-800 shadow-sm ring-1",
+                  selected ? "ring-brand-500" : "ring-amber-300",
+                )}
+              >
+                if {condition}
+              </span>
+            )}
+            {hasCount && (
+              <span data-testid={`edge-count-${id}`} className="rounded-full bg-slate-800 px-2 py-0.5 text-[11px] font-medium text-white">
+                {overlay.count} {overlay.count === 1 ? "item" : "items"}
+              </span>
+            )}
+          </div>
+        </EdgeLabelRenderer>
+      )}
+    </>
+  );
+}
+
+export const ConditionEdge = memo(ConditionEdgeView);

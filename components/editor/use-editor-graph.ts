@@ -1,0 +1,133 @@
+"use client";
+// The editor's document: React Flow nodes and edges under undo/redo, and the operations on them.
+import {
+  applyEdgeChanges, applyNodeChanges, type Connection, type EdgeChange, type NodeChange,
+} from "@xyflow/react";
+import { useCallback, useMemo } from "react";
+import type { Graph, NodeType } from "@/lib/client/types";
+import { layoutPositions } from "./layout";
+import { edgeId, flowToGraph, graphToFlow, toFlowEdge, type FlowEdge, type FlowNode } from "./mapper";
+import { NODE_KINDS, nextNodeId } from "./node-kinds";
+import { useHistory } from "./use-history";
+
+export interface Doc {
+  nodes: FlowNode[];
+  edges: FlowEdge[];
+}
+
+const NODE_ID = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
+const RESERVED = ["item", "__proto__", "constructor", "prototype"];
+
+export function useEditorGraph(initial: Graph) {
+  const history = useHistory<Doc>(graphToFlow(initial));
+  const { present, commit, replace } = history;
+
+  const onNodesChange = useCallback(
+    (changes: NodeChange<FlowNode>[]) => {
+      const apply = (doc: Doc): Doc => {
+        const removed = new Set(changes.flatMap((c) => (c.type === "remove" ? [c.id] : [])));
+        const nodes = applyNodeChanges(changes, doc.nodes);
+        // Removing a node removes its edges in the same undo step.
+        const edges = removed.size ? doc.edges.filter((e) => !removed.has(e.source) && !removed.has(e.target)) : doc.edges;
+        return { nodes, edges };
+      };
+      if (changes.some((c) => c.type === "remove" || c.type === "add")) commit(apply);
+      else replace(apply);
+    },
+    [commit, replace],
+  );
+
+  const onEdgesChange = useCallback(
+    (changes: EdgeChange<FlowEdge>[]) => {
+      const apply = (doc: Doc): Doc => ({ ...doc, edges: applyEdgeChanges(changes, doc.edges) });
+      if (changes.some((c) => c.type === "remove" || c.type === "add")) commit(apply);
+      else replace(apply);
+    },
+    [commit, replace],
+  );
+
+  const onConnect = useCallback(
+    (connection: Connection) => {
+      if (!connection.source || !connection.target || connection.source === connection.target) return;
+      commit((doc) => {
+        if (doc.edges.some((e) => e.id === edgeId(connection.source, connection.target))) return doc;
+        return { ...doc, edges: [...doc.edges, toFlowEdge({ source: connection.source, target: connection.target })] };
+      });
+    },
+    [commit],
+  );
+
+  const onReconnect = useCallback(
+    (old: FlowEdge, connection: Connection) => {
+      if (!connection.source || !connection.target || connection.source === connection.target) return;
+      commit((doc) => {
+        const replacement = { ...toFlowEdge({ source: connection.source, target: connection.target, condition: old.data?.condition }) };
+        const rest = doc.edges.filter((e) => e.id !== old.id && e.id !== replacement.id);
+        return { ...doc, edges: [...rest, replacement] };
+      });
+    },
+    [commit],
+  );
+
+  const addNode = useCallback(
+    (type: NodeType, position: { x: number; y: number }) => {
+      let id = "";
+      commit((doc) => {
+        id = nextNodeId(type, new Set(doc.nodes.map((n) => n.id)));
+        const node: FlowNode = { id, type: "flowmail", position, data: { type, config: NODE_KINDS[type].defaultData() }, selected: true };
+        return { nodes: [...doc.nodes.map((n) => (n.selected ? { ...n, selected: false } : n)), node], edges: doc.edges.map((e) => (e.selected ? { ...e, selected: false } : e)) };
+      });
+      return id;
+    },
+    [commit],
+  );
+
+  const updateConfig = useCallback(
+    (nodeId: string, config: Record<string, unknown>) =>
+      commit((doc) => ({ ...doc, nodes: doc.nodes.map((n) => (n.id === nodeId ? { ...n, data: { ...n.data, config } } : n)) }), `config:${nodeId}`),
+    [commit],
+  );
+
+  const updateCondition = useCallback(
+    (id: string, condition: string) =>
+      commit((doc) => ({ ...doc, edges: doc.edges.map((e) => (e.id === id ? { ...e, data: condition ? { condition } : {} } : e)) }), `edge:${id}`),
+    [commit],
+  );
+
+  /** Renames a node and its edges; returns a sentence when the new id is not allowed. */
+  const renameNode = useCallback(
+    (oldId: string, newId: string): string | null => {
+      if (!NODE_ID.test(newId)) return "Use a letter or _ first, then letters, digits or _ (at most 32).";
+      if (RESERVED.includes(newId)) return `“${newId}” is reserved.`;
+      if (present.nodes.some((n) => n.id === newId)) return `Another node is already called “${newId}”.`;
+      const swap = (id: string) => (id === oldId ? newId : id);
+      commit((doc) => ({
+        nodes: doc.nodes.map((n) => (n.id === oldId ? { ...n, id: newId } : n)),
+        edges: doc.edges.map((e) => (e.source === oldId || e.target === oldId ? toFlowEdge({ source: swap(e.source), target: swap(e.target), condition: e.data?.condition }) : e)),
+      }));
+      return null;
+    },
+    [commit, present.nodes],
+  );
+
+  const removeNode = useCallback(
+    (nodeId: string) => commit((doc) => ({ nodes: doc.nodes.filter((n) => n.id !== nodeId), edges: doc.edges.filter((e) => e.source !== nodeId && e.target !== nodeId) })),
+    [commit],
+  );
+  const removeEdge = useCallback((id: string) => commit((doc) => ({ ...doc, edges: doc.edges.filter((e) => e.id !== id) })), [commit]);
+
+  const autoLayout = useCallback(
+    () =>
+      commit((doc) => {
+        const positions = layoutPositions(doc.nodes.map((n) => n.id), doc.edges);
+        return { ...doc, nodes: doc.nodes.map((n) => ({ ...n, position: positions.get(n.id) ?? n.position })) };
+      }),
+    [commit],
+  );
+
+  const graph = useMemo(() => flowToGraph(present.nodes, present.edges), [present]);
+  return {
+    ...history, graph, onNodesChange, onEdgesChange, onConnect, onReconnect, addNode, updateConfig, updateCondition,
+    renameNode, removeNode, removeEdge, autoLayout,
+  };
+}

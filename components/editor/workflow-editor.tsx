@@ -1,0 +1,318 @@
+"use client";
+import "@xyflow/react/dist/style.css";
+import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, type EdgeTypes, type NodeTypes } from "@xyflow/react";
+import { useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useSearchParams } from "next/navigation";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { errorMessage } from "@/lib/client/api";
+import { keys, startRun, useSaveWorkflow, useWorkflow, useWorkflowRuns } from "@/lib/client/hooks";
+import { isFinished, useRun } from "@/lib/client/use-run";
+import type { Graph, NodeType, Workflow } from "@/lib/client/types";
+import { Badge, Button, ErrorAlert, Input, PageSpinner, cx } from "@/components/ui";
+import { ConditionEdge } from "./condition-edge";
+import { FlowNodeComponent, type NodeOverlay } from "./flow-node";
+import type { FlowEdge, FlowNode } from "./mapper";
+import { DRAG_MIME, Palette } from "./palette";
+import { SidePanel } from "./side-panel";
+import { useEditorGraph } from "./use-editor-graph";
+import { useOverlays } from "./use-overlays";
+import { useValidation } from "./use-validation";
+
+// Defined once at module level: new objects per render would make React Flow re-create every node.
+const nodeTypes: NodeTypes = { flowmail: FlowNodeComponent };
+const edgeTypes: EdgeTypes = { condition: ConditionEdge };
+const NEW_GRAPH: Graph = { nodes: [{ id: "trigger", type: "TRIGGER", data: {}, position: { x: 0, y: 0 } }], edges: [] };
+
+export function WorkflowEditor({ workflowId }: { workflowId: string | null }) {
+  const { data, error, isPending } = useWorkflow(workflowId);
+  if (workflowId && isPending) return <PageSpinner label="Opening workflow…" />;
+  if (workflowId && (error || !data))
+    return (
+      <div className="mx-auto max-w-xl p-8">
+        <ErrorAlert error={error} />
+        <Link href="/workflows" className="mt-4 inline-block text-sm font-medium text-brand-600">← Back to workflows</Link>
+      </div>
+    );
+  return (
+    <ReactFlowProvider>
+      <EditorBody key={data?.id ?? "new"} workflow={data ?? null} />
+    </ReactFlowProvider>
+  );
+}
+
+const snapshot = (name: string, graph: Graph) => JSON.stringify({ name, graph });
+
+function EditorBody({ workflow }: { workflow: Workflow | null }) {
+  const params = useSearchParams();
+  const queryClient = useQueryClient();
+  const flow = useReactFlow();
+  const editor = useEditorGraph(workflow?.graph ?? NEW_GRAPH);
+  const [name, setName] = useState(workflow?.name ?? "Untitled workflow");
+  const [saved, setSaved] = useState(() => (workflow ? snapshot(workflow.name, editor.graph) : ""));
+  const [workflowId, setWorkflowId] = useState(workflow?.id ?? null);
+  const save = useSaveWorkflow();
+  const [actionError, setActionError] = useState<unknown>(null);
+  const [runId, setRunId] = useState<string | null>(params.get("run"));
+  const { run, error: runError } = useRun(runId);
+  const runs = useWorkflowRuns(workflowId);
+  const validation = useValidation(editor.graph);
+  const canvasRef = useRef<HTMLDivElement>(null);
+  const dirty = snapshot(name, editor.graph) !== saved;
+
+  const selectedNode = editor.present.nodes.find((n) => n.selected) ?? null;
+  const selectedEdge = selectedNode ? null : (editor.present.edges.find((e) => e.selected) ?? null);
+  const { nodes, edges } = useOverlays(editor.present, validation.result, run);
+
+  // Keep the list of runs fresh when a run finishes.
+  const finished = isFinished(run);
+  useEffect(() => {
+    if (finished && workflowId) {
+      void queryClient.invalidateQueries({ queryKey: keys.runs(workflowId) });
+      void queryClient.invalidateQueries({ queryKey: keys.workflows, exact: true });
+    }
+  }, [finished, workflowId, queryClient]);
+
+  const doSave = useCallback(async (): Promise<string | null> => {
+    setActionError(null);
+    try {
+      const result = await save.mutateAsync({ id: workflowId, name: name.trim() || "Untitled workflow", graph: editor.graph });
+      setSaved(snapshot(name, editor.graph));
+      if (!workflowId) {
+        setWorkflowId(result.id);
+        window.history.replaceState(null, "", `/workflows/${result.id}`);
+      }
+      return result.id;
+    } catch (e) {
+      setActionError(e);
+      return null;
+    }
+  }, [save, workflowId, name, editor.graph]);
+
+  const doRun = useCallback(async () => {
+    const id = dirty || !workflowId ? await doSave() : workflowId;
+    if (!id) return;
+    try {
+      const started = await startRun(id);
+      setRunId(started.runId);
+      void queryClient.invalidateQueries({ queryKey: keys.runs(id) });
+    } catch (e) {
+      setActionError(e);
+    }
+  }, [dirty, workflowId, doSave, queryClient]);
+
+  useShortcuts({ save: () => void doSave(), undo: editor.undo, redo: editor.redo });
+  useUnsavedGuard(dirty);
+
+  const addAt = useCallback(
+    (type: NodeType, clientX: number, clientY: number) => {
+      const p = flow.screenToFlowPosition({ x: clientX, y: clientY });
+      editor.addNode(type, { x: Math.round(p.x - 120), y: Math.round(p.y - 30) });
+    },
+    [flow, editor],
+  );
+  const addAtCenter = useCallback(
+    (type: NodeType) => {
+      const box = canvasRef.current?.getBoundingClientRect();
+      if (box) addAt(type, box.left + box.width / 2, box.top + box.height / 2);
+    },
+    [addAt],
+  );
+
+  const graphIssues = (validation.result?.errors ?? []).filter((e) => !e.nodeId);
+  return (
+    <div className="flex h-[calc(100vh-3.5rem)] flex-col" data-testid="editor">
+      <Toolbar
+        name={name}
+        onName={setName}
+        dirty={dirty}
+        saving={save.isPending}
+        running={!!run && !isFinished(run)}
+        validation={validation}
+        canUndo={editor.canUndo}
+        canRedo={editor.canRedo}
+        onUndo={editor.undo}
+        onRedo={editor.redo}
+        onLayout={editor.autoLayout}
+        onSave={() => void doSave()}
+        onRun={() => void doRun()}
+      />
+      {actionError ? <ErrorAlert error={actionError} testId="editor-error" className="mx-4 mt-2" /> : null}
+      <div className="flex min-h-0 flex-1">
+        <Palette onAdd={addAtCenter} />
+        <div
+          ref={canvasRef}
+          className="relative min-w-0 flex-1"
+          data-testid="canvas"
+          onDragOver={(e) => {
+            if (e.dataTransfer.types.includes(DRAG_MIME)) {
+              e.preventDefault();
+              e.dataTransfer.dropEffect = "move";
+            }
+          }}
+          onDrop={(e) => {
+            const type = e.dataTransfer.getData(DRAG_MIME) as NodeType;
+            if (!type) return;
+            e.preventDefault();
+            addAt(type, e.clientX, e.clientY);
+          }}
+        >
+          <ReactFlow<FlowNode, FlowEdge>
+            nodes={nodes}
+            edges={edges}
+            nodeTypes={nodeTypes}
+            edgeTypes={edgeTypes}
+            onNodesChange={editor.onNodesChange}
+            onEdgesChange={editor.onEdgesChange}
+            onConnect={editor.onConnect}
+            onReconnect={editor.onReconnect}
+            onNodeDragStart={editor.checkpoint}
+            edgesReconnectable
+            onlyRenderVisibleElements
+            deleteKeyCode={["Backspace", "Delete"]}
+            fitView
+            fitViewOptions={{ maxZoom: 1, padding: 0.3 }}
+            minZoom={0.1}
+            proOptions={{ hideAttribution: true }}
+            defaultEdgeOptions={{ type: "condition" }}
+          >
+            <Background gap={20} color="#e2e8f0" />
+            <MiniMap pannable zoomable className="!bg-white ring-1 ring-slate-200" nodeColor={(n) => minimapColor(n as FlowNode & { data: NodeOverlay })} />
+            <Controls showInteractive={false} />
+          </ReactFlow>
+          {graphIssues.length > 0 && (
+            <div className="absolute bottom-3 left-1/2 z-10 max-w-lg -translate-x-1/2 rounded-lg bg-white px-4 py-2 text-sm shadow-md ring-1 ring-red-200" data-testid="graph-issues">
+              <p className="font-medium text-red-700">This graph cannot run yet</p>
+              <ul className="mt-1 list-disc pl-5 text-red-700">
+                {graphIssues.slice(0, 4).map((i, n) => (
+                  <li key={n}>{i.message}</li>
+                ))}
+              </ul>
+            </div>
+          )}
+        </div>
+        <SidePanel
+          editor={editor}
+          selectedNode={selectedNode}
+          selectedEdge={selectedEdge}
+          issues={validation.result?.errors ?? []}
+          runId={runId}
+          run={run}
+          runError={runError}
+          runs={runs.data?.items ?? []}
+          onOpenRun={setRunId}
+          onPickNode={(id) => editor.replace((doc) => ({ ...doc, nodes: doc.nodes.map((n) => ({ ...n, selected: n.id === id })) }))}
+          workflowSaved={!!workflowId}
+        />
+      </div>
+      <span className="sr-only" aria-live="polite">{run ? `Run ${run.status.toLowerCase()}` : ""}</span>
+      {save.isError && <span className="sr-only">{errorMessage(save.error)}</span>}
+    </div>
+  );
+}
+
+function minimapColor(node: FlowNode & { data: NodeOverlay }): string {
+  const status = node.data.run?.status;
+  if (status === "SUCCESS") return "#10b981";
+  if (status === "FAILED" || node.data.errors?.length) return "#ef4444";
+  if (status === "RUNNING") return "#3366ff";
+  return "#cbd5e1";
+}
+
+function Toolbar(props: {
+  name: string;
+  onName: (name: string) => void;
+  dirty: boolean;
+  saving: boolean;
+  running: boolean;
+  validation: ReturnType<typeof useValidation>;
+  canUndo: boolean;
+  canRedo: boolean;
+  onUndo: () => void;
+  onRedo: () => void;
+  onLayout: () => void;
+  onSave: () => void;
+  onRun: () => void;
+}) {
+  const { validation } = props;
+  const problems = validation.result?.errors.length ?? 0;
+  return (
+    <div className="flex items-center gap-3 border-b border-slate-200 bg-white px-4 py-2">
+      <Link href="/workflows" className="text-sm text-slate-500 hover:text-slate-900" aria-label="Back to workflows">
+        ←
+      </Link>
+      <Input value={props.name} onChange={(e) => props.onName(e.target.value)} className="!w-72 font-medium" aria-label="Workflow name" data-testid="workflow-name" />
+      {props.dirty ? <Badge tone="amber" data-testid="unsaved">Unsaved</Badge> : <Badge tone="green" data-testid="saved">Saved</Badge>}
+      <span className="text-xs" data-testid="validation-status" data-valid={validation.result?.valid ?? "unknown"}>
+        {validation.error ? (
+          <span className="text-amber-700">Could not check the graph: {validation.error}</span>
+        ) : validation.pending || !validation.result ? (
+          <span className="text-slate-400">Checking…</span>
+        ) : problems === 0 ? (
+          <span className="text-emerald-700">✓ Ready to run</span>
+        ) : (
+          <span className="text-red-600">{problems} {problems === 1 ? "problem" : "problems"}</span>
+        )}
+      </span>
+      <div className="ml-auto flex items-center gap-1.5">
+        <Button variant="ghost" size="sm" onClick={props.onUndo} disabled={!props.canUndo} title="Undo (Ctrl+Z)" data-testid="undo">
+          Undo
+        </Button>
+        <Button variant="ghost" size="sm" onClick={props.onRedo} disabled={!props.canRedo} title="Redo (Ctrl+Shift+Z)" data-testid="redo">
+          Redo
+        </Button>
+        <Button variant="ghost" size="sm" onClick={props.onLayout} title="Arrange nodes automatically" data-testid="auto-layout">
+          Tidy up
+        </Button>
+        <Button variant="secondary" size="sm" onClick={props.onSave} loading={props.saving} title="Save (Ctrl+S)" data-testid="save">
+          Save
+        </Button>
+        <Button size="sm" onClick={props.onRun} loading={props.running} className={cx(props.running && "opacity-80")} data-testid="run">
+          {props.running ? "Running" : "Run"}
+        </Button>
+      </div>
+    </div>
+  );
+}
+
+/** Ctrl/Cmd+S saves everywhere; Ctrl/Cmd+Z and Shift+Z undo and redo unless a text field has focus (its own undo wins). */
+function useShortcuts(actions: { save: () => void; undo: () => void; redo: () => void }) {
+  const ref = useRef(actions);
+  ref.current = actions;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey)) return;
+      const key = e.key.toLowerCase();
+      if (key === "s") {
+        e.preventDefault();
+        ref.current.save();
+        return;
+      }
+      const target = e.target as HTMLElement | null;
+      if (target?.closest("input, textarea, select, [contenteditable=true]")) return;
+      if (key === "z") {
+        e.preventDefault();
+        if (e.shiftKey) ref.current.redo();
+        else ref.current.undo();
+      } else if (key === "y") {
+        e.preventDefault();
+        ref.current.redo();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+}
+
+/** Asks before leaving the page with unsaved changes. */
+function useUnsavedGuard(dirty: boolean) {
+  useEffect(() => {
+    if (!dirty) return;
+    const onBeforeUnload = (e: BeforeUnloadEvent) => {
+      e.preventDefault();
+      e.returnValue = "";
+    };
+    window.addEventListener("beforeunload", onBeforeUnload);
+    return () => window.removeEventListener("beforeunload", onBeforeUnload);
+  }, [dirty]);
+}
