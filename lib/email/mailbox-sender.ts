@@ -27,6 +27,14 @@ function withBatchKey(email: OutgoingEmail, batchKey: string | undefined, index:
   return { ...email, idempotencyKey: `${batchKey}:${index}` };
 }
 
+let lastStamp = 0;
+
+/** Strictly increasing per process, so "newest first" keeps the sending order even within one millisecond. */
+function nextStamp(): Date {
+  lastStamp = Math.max(Date.now(), lastStamp + 1);
+  return new Date(lastStamp);
+}
+
 async function storeAll(emails: OutgoingEmail[]): Promise<SendResult[]> {
   if (emails.length === 0) return [];
   const db = await getDb();
@@ -40,6 +48,7 @@ async function storeAll(emails: OutgoingEmail[]): Promise<SendResult[]> {
     html: email.html ?? null,
     kind: email.kind,
     idempotencyKey: email.idempotencyKey ?? null,
+    createdAt: nextStamp(),
   }));
   await db.insert(mailboxMessages).values(rows).onConflictDoNothing({ target: mailboxMessages.idempotencyKey });
   const keys = rows.flatMap((row) => (row.idempotencyKey ? [row.idempotencyKey] : []));
