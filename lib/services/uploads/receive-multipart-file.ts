@@ -47,6 +47,8 @@ class MultipartReception<T> {
   private consumer: Promise<T> | undefined;
   private readonly parser: busboy.Busboy;
   private readonly parsed: Promise<void>;
+  /** Settles once, when `fail` runs: every wait races it so nothing hangs after a failure. */
+  private readonly abortedPromise: Promise<void>;
 
   constructor(
     private readonly req: Request,
@@ -54,6 +56,7 @@ class MultipartReception<T> {
     private readonly options: ReceiveOptions,
     private readonly consume: FileConsumer<T>,
   ) {
+    this.abortedPromise = new Promise((resolve) => this.aborted.signal.addEventListener("abort", () => resolve(), { once: true }));
     try {
       this.parser = busboy({
         headers: { "content-type": contentType },
@@ -135,9 +138,7 @@ class MultipartReception<T> {
   }
 
   private whenAborted(): Promise<void> {
-    const signal = this.aborted.signal;
-    if (signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    return this.abortedPromise;
   }
 
   /** Records the first failure and stops everything: reading, multipart parsing, and the consumer's input. */

@@ -1,0 +1,122 @@
+/**
+ * Upload benchmark: a ~50 MiB CSV (500k rows × 8 columns) through the real POST /api/uploads handler, streamed
+ * as a multipart body, into PGlite (default) or the PostgreSQL server of DATABASE_URL.
+ *
+ *   npx tsx --conditions=react-server --tsconfig tsconfig.json bench/upload.ts [rows]
+ *
+ * Prints one line: `upload 50MiB rows=… time=…s rssGrowth=…MB driver=…`. Target: ≤ 5 s, RSS growth ≤ 300 MB.
+ */
+import { spawnSync } from "node:child_process";
+import { createReadStream, mkdtempSync, rmSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+
+const ROWS = Number(process.argv[2] ?? 500_000);
+const BOUNDARY = "----flowmailbench7b1c";
+
+/**
+ * Writes the CSV in a child process, so the garbage of generating it does not inflate this process's RSS baseline.
+ * Plain JavaScript passed to `node -e` (argv: file, rows).
+ */
+const GENERATOR = `
+const fs = require("node:fs");
+const [file, rows] = [process.argv[1], Number(process.argv[2])];
+const fd = fs.openSync(file, "w");
+const cities = ["Berlin", "Lisbon", "Kraków", "Osaka", "Toronto", "Nairobi", "Lima", "Oslo"];
+let buffer = "id,email,first_name,last_name,city,rating,signup_date,note\\n";
+for (let i = 0; i < rows; i++) {
+  const note = i % 10 === 0 ? '"likes ""quotes"", commas"' : "customer since " + (2000 + (i % 25)) + " with plan tier " + (i % 7);
+  const month = String((i % 12) + 1).padStart(2, "0");
+  const day = String((i % 28) + 1).padStart(2, "0");
+  buffer += i + ",user" + i + "@example.com,First" + (i % 977) + ",Last" + (i % 1327) + "," + cities[i % 8] + "," + (i % 5) + ",2024-" + month + "-" + day + "," + note + "\\n";
+  if (buffer.length > 1 << 20) { fs.writeSync(fd, buffer); buffer = ""; }
+}
+fs.writeSync(fd, buffer);
+fs.closeSync(fd);
+`;
+
+function writeCsv(file: string): void {
+  const result = spawnSync(process.execPath, ["-e", GENERATOR, file, String(ROWS)], { stdio: "inherit" });
+  if (result.status !== 0) throw new Error("generating the CSV failed");
+}
+
+function multipartStream(file: string): ReadableStream<Uint8Array> {
+  const head = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="bench.csv"\r\nContent-Type: text/csv\r\n\r\n`;
+  const tail = `\r\n--${BOUNDARY}--\r\n`;
+  async function* parts() {
+    yield Buffer.from(head);
+    for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 })) yield chunk as Buffer;
+    yield Buffer.from(tail);
+  }
+  return Readable.toWeb(Readable.from(parts())) as ReadableStream<Uint8Array>;
+}
+
+async function openDatabase(): Promise<string> {
+  const client = await import("@/db/client");
+  if (process.env.DATABASE_URL) {
+    const handle = await client.openPostgres(process.env.DATABASE_URL);
+    const { migratePostgres } = await import("@/db/migrate");
+    await migratePostgres(handle.db);
+    client.setDbHandle(handle);
+  } else {
+    client.setDbHandle(await client.openPglite(undefined));
+  }
+  return (await client.getDbHandle()).driver;
+}
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "flowmail-bench-"));
+  process.env.DATA_DIR = dir;
+  process.env.AUTH_SECRET ??= "bench-secret-bench-secret-bench-secret-0123";
+  const file = path.join(dir, "bench.csv");
+  writeCsv(file);
+  const size = statSync(file).size;
+
+  const driver = await openDatabase();
+  const { getDb, closeDb } = await import("@/db/client");
+  const { accounts } = await import("@/db/schema");
+  const { newId } = await import("@/lib/ids");
+  const { signAccessToken } = await import("@/lib/auth/tokens");
+  const { POST } = await import("@/app/api/uploads/route");
+  const accountId = newId("usr");
+  await (await getDb()).insert(accounts).values({
+    id: accountId,
+    email: `bench-${accountId.slice(-6)}@example.com`,
+    fullName: "Bench",
+    passwordHash: "x",
+    emailVerifiedAt: new Date(),
+  });
+  const token = await signAccessToken(accountId);
+
+  global.gc?.();
+  const baseline = process.memoryUsage().rss;
+  let peak = baseline;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const started = performance.now();
+  const req = new Request("http://localhost/api/uploads", {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
+    body: multipartStream(file),
+    // @ts-expect-error Node's fetch needs duplex for streamed bodies
+    duplex: "half",
+  });
+  const res = await POST(req, { params: Promise.resolve({}) });
+  const body = (await res.json()) as { rowCount?: number; code?: string; detail?: string };
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${JSON.stringify(body)}`);
+  const mib = Math.round(size / 1024 / 1024);
+  if (process.env.BENCH_VERBOSE) console.error({ baseline, peak, end: process.memoryUsage() });
+  console.log(
+    `upload ${mib}MiB rows=${body.rowCount} time=${seconds.toFixed(2)}s rssGrowth=${Math.round((peak - baseline) / 1e6)}MB driver=${driver}`,
+  );
+  await closeDb();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
