@@ -72,7 +72,8 @@ export function validateGraph(input: unknown): GraphValidation {
   checkCycles(nodes, edges, report);
   checkReachable(nodes, edges, report);
   const ancestors = ancestorIndex(edges);
-  for (const node of nodes) checkNodeReferences(node, byId, ancestors, report);
+  // A node whose id another node already holds has no well-defined place in the graph: its references are not checked.
+  for (const node of nodes) if (node.id !== undefined && byId.get(node.id) === node) checkNodeReferences(node, byId, ancestors, report);
   for (const edge of edges) checkCondition(edge, byId, ancestors, report);
 
   const parsed = graphSchema.safeParse(input);
