@@ -18,5 +18,8 @@ export default defineConfig({
     pool: "forks",
     // Each test file gets its own database (PGlite in memory, or a fresh PostgreSQL database).
     isolate: true,
+    // next-auth's ESM build imports "next/server" without an extension, which Node's resolver refuses
+    // (next has no exports map): let Vite resolve it instead.
+    server: { deps: { inline: ["next-auth"] } },
   },
 });

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { now } from "@/lib/clock";
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/http/errors";
+import { log } from "@/lib/log";
 import { emailField } from "@/lib/schemas/accounts";
 import { authenticateWithPassword } from "@/lib/services/accounts/login";
 import { accountForAccessToken } from "./authenticate";
@@ -48,6 +49,14 @@ export const { handlers, auth, signIn, signOut } = NextAuth(() => ({
   trustHost: true,
   session: { strategy: "jwt", maxAge: 30 * 24 * 3600 },
   pages: { signIn: "/login" },
+  // A refused sign-in is an expected answer, not a server error: keep it out of the error log.
+  logger: {
+    error: (error: Error) => {
+      if (error.name !== "CredentialsSignin") log.error("next-auth error", { error });
+    },
+    warn: (code: string) => log.warn("next-auth warning", { code }),
+    debug: () => {},
+  },
   providers: [
     Credentials({
       id: "credentials",
