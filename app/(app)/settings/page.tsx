@@ -1,0 +1,24 @@
+import type { Metadata } from "next";
+import { Suspense } from "react";
+import { AccountSection, AiProviderSection } from "@/components/settings/account-section";
+import { GoogleSection, WebhooksSection } from "@/components/settings/integrations-section";
+import { PageHeader } from "@/components/ui";
+import { PageContainer } from "@/components/shell/app-shell";
+
+export const metadata: Metadata = { title: "Settings" };
+
+export default function SettingsPage() {
+  return (
+    <PageContainer>
+      <PageHeader title="Settings" description="Your account, the AI provider your AI nodes use, Google Drive and webhooks." />
+      <div className="space-y-6">
+        <AccountSection />
+        <AiProviderSection />
+        <Suspense>
+          <GoogleSection />
+        </Suspense>
+        <WebhooksSection />
+      </div>
+    </PageContainer>
+  );
+}
