@@ -1,5 +1,7 @@
 import type { OperationSpec } from "./openapi";
 import { systemOperations } from "@/lib/schemas/system";
+import { integrationsOperations } from "@/lib/schemas/integrations";
+import { webhooksOperations } from "@/lib/schemas/webhooks";
 import { uploadOperations } from "@/lib/schemas/uploads";
 import { accountOperations } from "@/lib/schemas/accounts";
 
@@ -7,4 +9,4 @@ import { accountOperations } from "@/lib/schemas/accounts";
  * Every operation of the API, for /api/openapi.json. Each domain keeps its list beside its zod schemas
  * (lib/schemas/<domain>.ts) and adds one line here.
  */
-export const allOperations: OperationSpec[] = [...systemOperations, ...accountOperations, ...uploadOperations];
+export const allOperations: OperationSpec[] = [...systemOperations, ...accountOperations, ...uploadOperations, ...integrationsOperations, ...webhooksOperations];

@@ -1,0 +1,143 @@
+import "server-only";
+import { randomBytes } from "node:crypto";
+import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+import type { z } from "zod";
+import { getDb } from "@/db/client";
+import { webhookDeliveries, webhooks, workflows } from "@/db/schema";
+import { encryptSecret } from "@/lib/crypto";
+import { AppError, notFound } from "@/lib/http/errors";
+import { decodeCursor, page } from "@/lib/http/pagination";
+import { looksLikeId, newId } from "@/lib/ids";
+import { assertSafeTargetUrl } from "@/lib/net/ssrf";
+import { webhookEvents, type createWebhookBody, type WebhookEvent } from "@/lib/schemas/webhooks";
+
+type WebhookRow = typeof webhooks.$inferSelect;
+
+export function webhookView(row: WebhookRow) {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events as WebhookEvent[],
+    workflowId: row.workflowId,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/** A Standard Webhooks secret: `whsec_` and base64 of 32 random bytes. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64")}`;
+}
+
+/**
+ * A workflowId in the body that is unknown, deleted or another account's is a validation error (422, the same
+ * answer in all three cases): like an unknown upload in a graph, it is a reference inside the body, not the
+ * resource the path names.
+ */
+async function assertOwnWorkflow(accountId: string, workflowId: string): Promise<void> {
+  const db = await getDb();
+  const [row] = await db
+    .select({ id: workflows.id })
+    .from(workflows)
+    .where(and(eq(workflows.id, workflowId), eq(workflows.accountId, accountId), isNull(workflows.deletedAt)));
+  if (!row) {
+    const message = `Workflow ${workflowId} does not exist`;
+    throw new AppError("validation_failed", message, { errors: [{ path: "workflowId", code: "unknown_workflow", message }] });
+  }
+}
+
+export async function createWebhook(accountId: string, body: z.output<typeof createWebhookBody>) {
+  const { url } = await assertSafeTargetUrl(body.url);
+  if (body.workflowId) await assertOwnWorkflow(accountId, body.workflowId);
+  const events = webhookEvents.filter((e) => (body.events ?? webhookEvents).includes(e));
+  const secret = newWebhookSecret();
+  const db = await getDb();
+  const [row] = await db
+    .insert(webhooks)
+    .values({
+      id: newId("whk"),
+      accountId,
+      url: url.toString(),
+      events,
+      workflowId: body.workflowId ?? null,
+      secretEncrypted: encryptSecret(secret),
+    })
+    .returning();
+  return { ...webhookView(row!), secret };
+}
+
+export async function listWebhooks(accountId: string, query: { limit: number; cursor?: string }) {
+  const cursor = decodeCursor(query.cursor);
+  const db = await getDb();
+  const rows = await db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.accountId, accountId), isNull(webhooks.deletedAt), cursor ? before(webhooks, cursor) : undefined))
+    .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
+    .limit(query.limit + 1);
+  const result = page(rows, query.limit, (r) => ({ k: r.createdAt.toISOString(), id: r.id }));
+  return { items: result.items.map(webhookView), nextCursor: result.nextCursor };
+}
+
+function before(table: typeof webhooks | typeof webhookDeliveries, cursor: { k: string | number; id: string }) {
+  const at = new Date(String(cursor.k));
+  if (Number.isNaN(at.getTime())) {
+    throw new AppError("validation_failed", "The cursor is not valid: pass `nextCursor` from a previous page.", {
+      errors: [{ path: "query.cursor", code: "invalid_cursor", message: "Unknown cursor" }],
+    });
+  }
+  return or(lt(table.createdAt, at), and(eq(table.createdAt, at), lt(table.id, cursor.id)));
+}
+
+/** The account's live webhook, or 404 (unknown, deleted and another account's answer alike). */
+export async function findOwnWebhook(accountId: string, webhookId: string): Promise<WebhookRow> {
+  if (!looksLikeId("whk", webhookId)) throw notFound("Webhook");
+  const db = await getDb();
+  const [row] = await db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.id, webhookId), eq(webhooks.accountId, accountId), isNull(webhooks.deletedAt)));
+  if (!row) throw notFound("Webhook");
+  return row;
+}
+
+/** Soft delete (the delivery history stays in the database); deliveries still pending are given up. */
+export async function deleteWebhook(accountId: string, webhookId: string): Promise<void> {
+  const row = await findOwnWebhook(accountId, webhookId);
+  const db = await getDb();
+  const now = new Date();
+  await db.transaction(async (tx) => {
+    await tx.update(webhooks).set({ deletedAt: now }).where(eq(webhooks.id, row.id));
+    await tx
+      .update(webhookDeliveries)
+      .set({ status: "failed", lastError: "Webhook deleted", nextAttemptAt: null, updatedAt: now })
+      .where(and(eq(webhookDeliveries.webhookId, row.id), eq(webhookDeliveries.status, "pending")));
+  });
+}
+
+export async function listDeliveries(accountId: string, webhookId: string, query: { limit: number; cursor?: string }) {
+  const webhook = await findOwnWebhook(accountId, webhookId);
+  const cursor = decodeCursor(query.cursor);
+  const db = await getDb();
+  const rows = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.webhookId, webhook.id), cursor ? before(webhookDeliveries, cursor) : undefined))
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(query.limit + 1);
+  const result = page(rows, query.limit, (r) => ({ k: r.createdAt.toISOString(), id: r.id }));
+  return {
+    items: result.items.map((d) => ({
+      id: d.id,
+      event: d.event,
+      runId: d.runId,
+      status: d.status,
+      attempts: d.attempts,
+      lastStatusCode: d.lastStatusCode,
+      lastError: d.lastError,
+      nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null,
+      createdAt: d.createdAt.toISOString(),
+      updatedAt: d.updatedAt.toISOString(),
+    })),
+    nextCursor: result.nextCursor,
+  };
+}
