@@ -1,0 +1,131 @@
+import { z } from "zod";
+import { graphSchema } from "@/lib/graph/schema";
+import type { OperationSpec } from "@/lib/http/openapi";
+import { paginationQuery } from "@/lib/http/pagination";
+
+export const workflowIdParams = z.object({ workflowId: z.string().min(1).max(100) });
+
+export const workflowName = z
+  .string()
+  .trim()
+  .min(1, "The name must not be empty")
+  .max(200, "The name has at most 200 characters");
+
+/**
+ * The graph is taken as any JSON value here and checked by `validateGraph`, so its problems come back as one
+ * `invalid_graph` answer listing every one (CONTRACT.md section 4) rather than as zod's `validation_failed`.
+ */
+const graphInput = z.unknown().refine((value) => value !== undefined, { message: "The graph is required" });
+
+export const createWorkflowBody = z.strictObject({ name: workflowName, graph: graphInput });
+export const updateWorkflowBody = z.strictObject({ name: workflowName.optional(), graph: graphInput.optional() });
+export const validateGraphBody = z.strictObject({ graph: graphInput });
+export const listWorkflowsQuery = z.strictObject(paginationQuery);
+
+const timestamp = z.string().describe("ISO 8601 UTC");
+
+export const workflowSchema = z.object({
+  id: z.string().describe("wf_…"),
+  name: z.string(),
+  graph: graphSchema.describe("The graph exactly as submitted"),
+  version: z.number().int().describe("1 at creation, +1 whenever the graph changes"),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+export const workflowListItemSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  version: z.number().int(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  nodeCount: z.number().int(),
+  lastRun: z.object({ runId: z.string(), status: z.string(), enqueuedAt: timestamp }).nullable(),
+});
+
+const graphErrorSchema = z.object({ path: z.string(), code: z.string(), message: z.string(), nodeId: z.string().optional() });
+
+export const graphValidationSchema = z.object({ valid: z.boolean(), errors: z.array(graphErrorSchema) });
+
+// Documentation shapes: the same fields, with the graph described by its real schema.
+const createWorkflowDoc = z.object({ name: workflowName, graph: graphSchema });
+const updateWorkflowDoc = z.object({ name: workflowName.optional(), graph: graphSchema.optional() });
+const validateGraphDoc = z.object({ graph: graphSchema });
+
+const tag = "Workflows";
+
+export const workflowOperations: OperationSpec[] = [
+  {
+    method: "post",
+    path: "/api/workflows",
+    operationId: "createWorkflow",
+    summary: "Create a workflow (the graph is validated; every problem is listed)",
+    tag,
+    auth: true,
+    body: createWorkflowDoc,
+    responses: { 201: { description: "Created", schema: workflowSchema } },
+    errors: ["invalid_graph", "validation_failed", "payload_too_large"],
+  },
+  {
+    method: "get",
+    path: "/api/workflows",
+    operationId: "listWorkflows",
+    summary: "List workflows, most recently updated first, with their last run",
+    tag,
+    auth: true,
+    query: listWorkflowsQuery,
+    responses: { 200: { description: "A page of workflows", schema: z.object({ items: z.array(workflowListItemSchema), nextCursor: z.string().nullable() }) } },
+    errors: ["validation_failed"],
+  },
+  {
+    method: "post",
+    path: "/api/workflows/validate",
+    operationId: "validateGraph",
+    summary: "Validate a graph without saving it",
+    tag,
+    auth: true,
+    body: validateGraphDoc,
+    responses: { 200: { description: "The verdict and every problem found", schema: graphValidationSchema } },
+    errors: ["validation_failed", "payload_too_large"],
+  },
+  {
+    method: "get",
+    path: "/api/workflows/:workflowId",
+    operationId: "getWorkflow",
+    summary: "One workflow with its graph",
+    tag,
+    auth: true,
+    responses: { 200: { description: "The workflow", schema: workflowSchema } },
+    errors: ["not_found"],
+  },
+  {
+    method: "patch",
+    path: "/api/workflows/:workflowId",
+    operationId: "updateWorkflow",
+    summary: "Rename a workflow and/or replace its graph (version +1 when the graph changes)",
+    tag,
+    auth: true,
+    body: updateWorkflowDoc,
+    responses: { 200: { description: "The updated workflow", schema: workflowSchema } },
+    errors: ["not_found", "invalid_graph", "validation_failed", "payload_too_large"],
+  },
+  {
+    method: "delete",
+    path: "/api/workflows/:workflowId",
+    operationId: "deleteWorkflow",
+    summary: "Delete a workflow; its pending runs fail with \"Workflow deleted\", its run history stays readable",
+    tag,
+    auth: true,
+    responses: { 204: { description: "Deleted" } },
+    errors: ["not_found"],
+  },
+  {
+    method: "get",
+    path: "/api/schemas/graph",
+    operationId: "getGraphJsonSchema",
+    summary: "The workflow graph as JSON Schema (draft 2020-12), for editors and integrators",
+    tag,
+    auth: false,
+    responses: { 200: { description: "JSON Schema" } },
+  },
+];

@@ -1,0 +1,87 @@
+import "server-only";
+import { and, eq, inArray, isNull } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { googleLinks, uploads } from "@/db/schema";
+import { validateGraph, type GraphError } from "@/lib/graph/validate";
+import { AppError } from "@/lib/http/errors";
+
+type DataSourceRef = { nodeId: string | undefined; path: string; uploadId?: string; driveFileId?: string };
+
+const MAX_ID_LENGTH = 100;
+
+/**
+ * The pure graph validation plus the checks that need the database: every `uploadId` must name one of the
+ * account's live uploads (`unknown_upload` — the same answer for missing, deleted, and another account's), and a
+ * `driveFileId` needs an active Google Drive link.
+ */
+export async function checkGraph(db: Db, accountId: string, input: unknown): Promise<{ valid: boolean; errors: GraphError[] }> {
+  const result = validateGraph(input);
+  const refs = dataSourceRefs(input);
+  const errors = [...result.errors, ...(await checkUploads(db, accountId, refs)), ...(await checkDrive(db, accountId, refs))];
+  return { valid: errors.length === 0, errors };
+}
+
+/** Throws the contract's 422 `invalid_graph` listing every problem. */
+export async function assertValidGraph(db: Db, accountId: string, input: unknown): Promise<void> {
+  const { valid, errors } = await checkGraph(db, accountId, input);
+  if (!valid) {
+    const count = errors.length === 1 ? "1 problem" : `${errors.length} problems`;
+    throw new AppError("invalid_graph", `The graph has ${count}: see \`errors\`. Nothing was saved.`, { errors });
+  }
+}
+
+/**
+ * DATA_SOURCE references read from the raw input (not the parsed graph), so an unknown upload is reported
+ * together with the graph's other problems even when the graph does not parse.
+ */
+function dataSourceRefs(input: unknown): DataSourceRef[] {
+  const nodes = isRecord(input) && Array.isArray(input.nodes) ? input.nodes : [];
+  const refs: DataSourceRef[] = [];
+  nodes.forEach((node: unknown, index) => {
+    if (!isRecord(node) || node.type !== "DATA_SOURCE" || !isRecord(node.data)) return;
+    const nodeId = typeof node.id === "string" ? node.id : undefined;
+    const { uploadId, driveFileId } = node.data;
+    if (typeof uploadId === "string" && uploadId !== "") refs.push({ nodeId, uploadId, path: `graph.nodes[${index}].data.uploadId` });
+    if (typeof driveFileId === "string" && driveFileId !== "") {
+      refs.push({ nodeId, driveFileId, path: `graph.nodes[${index}].data.driveFileId` });
+    }
+  });
+  return refs;
+}
+
+async function checkUploads(db: Db, accountId: string, refs: DataSourceRef[]): Promise<GraphError[]> {
+  const wanted = [...new Set(refs.flatMap((ref) => (ref.uploadId && ref.uploadId.length <= MAX_ID_LENGTH ? [ref.uploadId] : [])))];
+  const found = wanted.length
+    ? await db
+        .select({ id: uploads.id })
+        .from(uploads)
+        .where(and(inArray(uploads.id, wanted), eq(uploads.accountId, accountId), eq(uploads.source, "upload"), isNull(uploads.deletedAt)))
+    : [];
+  const live = new Set(found.map((row) => row.id));
+  return refs
+    .filter((ref) => ref.uploadId !== undefined && !live.has(ref.uploadId))
+    .map((ref) => graphError(ref, "unknown_upload", `Upload ${shorten(ref.uploadId!)} does not exist (or was deleted)`));
+}
+
+async function checkDrive(db: Db, accountId: string, refs: DataSourceRef[]): Promise<GraphError[]> {
+  const driveRefs = refs.filter((ref) => ref.driveFileId !== undefined);
+  if (driveRefs.length === 0) return [];
+  const [link] = await db
+    .select({ status: googleLinks.status })
+    .from(googleLinks)
+    .where(and(eq(googleLinks.accountId, accountId), eq(googleLinks.status, "active")));
+  if (link) return [];
+  return driveRefs.map((ref) => graphError(ref, "invalid_node_data", "Connect Google Drive in Settings before using a Drive file"));
+}
+
+function graphError(ref: DataSourceRef, code: string, message: string): GraphError {
+  return ref.nodeId === undefined ? { path: ref.path, code, message } : { path: ref.path, code, message, nodeId: ref.nodeId };
+}
+
+function shorten(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
