@@ -22,7 +22,7 @@ import { useValidation } from "./use-validation";
 // Defined once at module level: new objects per render would make React Flow re-create every node.
 const nodeTypes: NodeTypes = { flowmail: FlowNodeComponent };
 const edgeTypes: EdgeTypes = { condition: ConditionEdge };
-const NEW_GRAPH: Graph = { nodes: [{ id: "trigger", type: "TRIGGER", data: {}, position: { x: 0, y: 0 } }], edges: [] };
+const NEW_GRAPH: Graph = { nodes: [], edges: [] };
 
 export function WorkflowEditor({ workflowId }: { workflowId: string | null }) {
   const { data, error, isPending } = useWorkflow(workflowId);
@@ -180,7 +180,17 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
             <MiniMap pannable zoomable className="!bg-white ring-1 ring-slate-200" nodeColor={(n) => minimapColor(n as FlowNode & { data: NodeOverlay })} />
             <Controls showInteractive={false} />
           </ReactFlow>
-          {graphIssues.length > 0 && (
+          {editor.present.nodes.length === 0 && (
+            <div className="pointer-events-none absolute inset-0 z-10 flex items-center justify-center" data-testid="canvas-empty">
+              <div className="max-w-sm rounded-xl bg-white/90 px-6 py-5 text-center shadow-sm ring-1 ring-slate-200">
+                <p className="font-semibold text-slate-900">Start with a trigger</p>
+                <p className="mt-1 text-sm text-slate-500">
+                  Drag TRIGGER from the palette onto the canvas, then a DATA_SOURCE, a FILTER or AI step, and an OUTPUT. Connect them top to bottom.
+                </p>
+              </div>
+            </div>
+          )}
+          {graphIssues.length > 0 && editor.present.nodes.length > 0 && (
             <div className="absolute bottom-3 left-1/2 z-10 max-w-lg -translate-x-1/2 rounded-lg bg-white px-4 py-2 text-sm shadow-md ring-1 ring-red-200" data-testid="graph-issues">
               <p className="font-medium text-red-700">This graph cannot run yet</p>
               <ul className="mt-1 list-disc pl-5 text-red-700">

@@ -1,0 +1,47 @@
+import { expect, test } from "./fixtures";
+
+test("an invalid graph shows its errors on the nodes", async ({ page, signedIn: _signedIn, editor, shot }) => {
+  await editor.gotoNew();
+  await editor.dragFromPalette("TRIGGER", 400, 80);
+  await editor.dragFromPalette("FILTER", 400, 260);
+  await editor.dragFromPalette("OUTPUT", 750, 260);
+  await editor.connect("trigger", "filter_1");
+
+  await editor.select("filter_1");
+  await editor.field("filter-source").fill("{{nowhere.rows}}");
+  await editor.field("filter-expr").fill("rating >=");
+
+  // OUTPUT is not connected to anything: unreachable, and its fields are empty.
+  await expect(page.getByTestId("node-errors-output_1")).toBeVisible();
+  await expect(page.getByTestId("node-errors-filter_1")).toBeVisible();
+  await expect(editor.node("filter_1")).toHaveAttribute("data-invalid", "true");
+  await expect(page.getByTestId("validation-status")).toHaveAttribute("data-valid", "false");
+  await shot("editor-invalid");
+});
+
+test("undo and redo reverse edits, and a reload keeps the saved layout", async ({ page, signedIn: _signedIn, editor }) => {
+  await editor.gotoNew();
+  await editor.dragFromPalette("TRIGGER", 300, 100);
+  await editor.dragFromPalette("OUTPUT", 620, 340);
+  await editor.connect("trigger", "output_1");
+  await expect(editor.node("output_1")).toBeVisible();
+
+  await page.getByTestId("canvas").click({ position: { x: 40, y: 40 } });
+  await page.keyboard.press("ControlOrMeta+z");
+  await expect(page.locator('.react-flow__edge[data-id="trigger->output_1"]')).toHaveCount(0);
+  await page.keyboard.press("ControlOrMeta+Shift+z");
+  await expect(page.locator('.react-flow__edge[data-id="trigger->output_1"]')).toHaveCount(1);
+
+  await editor.setName("Layout check");
+  await page.keyboard.press("ControlOrMeta+s");
+  await expect(page.getByTestId("saved")).toBeVisible();
+  await expect(page).toHaveURL(/\/workflows\/wf_/);
+  const before = { trigger: await editor.position("trigger"), output: await editor.position("output_1") };
+
+  await page.reload();
+  await expect(editor.node("output_1")).toBeVisible();
+  expect(await editor.position("trigger")).toBe(before.trigger);
+  expect(await editor.position("output_1")).toBe(before.output);
+  await expect(page.getByTestId("workflow-name")).toHaveValue("Layout check");
+  await expect(page.locator('.react-flow__edge[data-id="trigger->output_1"]')).toHaveCount(1);
+});
