@@ -1,0 +1,29 @@
+import { getDb } from "@/db/client";
+import { claimAndExecute, executeRun, type Step } from "@/lib/engine/execute-run";
+import { wakeWorkflow } from "@/lib/engine/wake";
+import { getInngest, runWakeEvent } from "../client";
+
+/**
+ * One invocation claims (or resumes) one run of the workflow and executes it, each node a durable step.
+ * The concurrency key keeps one invocation per workflow at a time; Postgres's claim decides which run goes next.
+ */
+export const executeRunFunction = getInngest().createFunction(
+  {
+    id: "execute-run",
+    triggers: [runWakeEvent],
+    concurrency: { key: "event.data.workflowId", limit: 1 },
+    retries: 4,
+  },
+  async ({ event, step }) => {
+    const db = await getDb();
+    const deps = { db, wake: wakeWorkflow };
+    const steps = step as unknown as Step;
+    const { workflowId, resumeRunId } = event.data as { workflowId: string; resumeRunId?: string };
+    if (resumeRunId) {
+      await executeRun(steps, deps, resumeRunId);
+      return { runId: resumeRunId, resumed: true };
+    }
+    const runId = await claimAndExecute(steps, deps, workflowId);
+    return { runId };
+  },
+);

@@ -1,0 +1,66 @@
+import "server-only";
+import { APICallError, generateText, NoObjectGeneratedError, Output, RetryError } from "ai";
+import { languageModel } from "./model";
+import { outputSchema, type DeclaredOutput } from "./output-schema";
+import type { AiSettings } from "./settings";
+
+export const AI_TIMEOUT_MS = 60_000;
+/** Retries of transient provider errors (429, 5xx, network), with the SDK's exponential backoff. */
+export const AI_MAX_RETRIES = 2;
+
+export class AiCallError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "AiCallError";
+  }
+}
+
+export type StructuredCall = {
+  settings: AiSettings;
+  modelId: string;
+  system?: string;
+  prompt: string;
+  temperature?: number;
+  outputs: DeclaredOutput[];
+  timeoutMs?: number;
+};
+
+/** One structured-output call: the declared outputs become the JSON schema, and the answer is validated against it. */
+export async function generateStructured(call: StructuredCall): Promise<Record<string, unknown>> {
+  const timeoutMs = call.timeoutMs ?? AI_TIMEOUT_MS;
+  try {
+    const result = await generateText({
+      model: languageModel(call.settings, call.modelId),
+      system: call.system,
+      prompt: call.prompt,
+      temperature: call.temperature,
+      output: Output.object({ schema: outputSchema(call.outputs) }),
+      maxRetries: AI_MAX_RETRIES,
+      abortSignal: AbortSignal.timeout(timeoutMs),
+      // Declared `array`/`object` outputs have open element types, which OpenAI's strict mode refuses.
+      providerOptions: { openai: { strictJsonSchema: false } },
+    });
+    return result.output as Record<string, unknown>;
+  } catch (error) {
+    throw new AiCallError(describeAiError(error, timeoutMs), { cause: error });
+  }
+}
+
+function describeAiError(error: unknown, timeoutMs: number): string {
+  if (isTimeout(error)) return `The AI provider did not answer within ${Math.round(timeoutMs / 1000)} s`;
+  if (NoObjectGeneratedError.isInstance(error)) {
+    return `The AI answer did not match the declared outputs (${error.cause instanceof Error ? error.cause.message.split("\n")[0] : "invalid JSON"})`;
+  }
+  const last = RetryError.isInstance(error) ? error.lastError : error;
+  if (isTimeout(last)) return `The AI provider did not answer within ${Math.round(timeoutMs / 1000)} s`;
+  if (APICallError.isInstance(last)) {
+    const status = last.statusCode ? ` (HTTP ${last.statusCode})` : "";
+    const attempts = RetryError.isInstance(error) ? ` after ${error.errors.length} attempts` : "";
+    return `The AI provider answered with an error${status}${attempts}: ${last.message}`;
+  }
+  return `The AI call failed: ${last instanceof Error ? last.message : String(last)}`;
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
+}

@@ -1,0 +1,155 @@
+import "server-only";
+import type { Db } from "@/db/client";
+import { log } from "@/lib/log";
+import { executeRun, type EngineDeps, type Step } from "./execute-run";
+import {
+  claimNextRun,
+  heartbeat,
+  HEARTBEAT_INTERVAL_MS,
+  STALE_HEARTBEAT_SECONDS,
+  staleRunningRuns,
+  takeOverStaleRun,
+  workflowsNeedingWake,
+} from "./queue";
+
+/** In-process, a step is just the call: completed nodes are memoized in Postgres, not in a step log. */
+export const inlineStep: Step = { run: (_id, fn) => fn() };
+
+type Job = { workflowId: string; resumeRunId?: string };
+
+export type EmbeddedExecutorOptions = {
+  getDb: () => Promise<Db>;
+  concurrency: number;
+  sweepIntervalMs?: number;
+  staleSeconds?: number;
+  step?: Step;
+};
+
+/**
+ * The executor used when Inngest is not configured: a bounded pool working through workflows' queues. A workflow is
+ * handled by at most one worker of this process at a time (Postgres still decides across processes); each worker
+ * claims and executes runs of its workflow until the queue is empty. A periodic sweep repairs lost wake-ups and
+ * resumes runs whose executor died (stale heartbeat).
+ */
+export class EmbeddedExecutor {
+  private readonly waiting: Job[] = [];
+  private readonly active = new Set<string>();
+  private readonly pokedWhileActive = new Set<string>();
+  private running = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private idleWaiters: (() => void)[] = [];
+  private stopped = false;
+
+  constructor(private readonly options: EmbeddedExecutorOptions) {}
+
+  /**
+   * `resumeAllRunning`: every RUNNING run belongs to a dead process (the embedded database admits one process),
+   * so resume them now instead of waiting for their heartbeat to go stale.
+   */
+  start(options: { resumeAllRunning?: boolean } = {}): void {
+    const interval = this.options.sweepIntervalMs ?? 5_000;
+    this.timer = setInterval(() => void this.sweep().catch((error) => log.error("run sweep failed", { error })), interval);
+    this.timer.unref();
+    void this.sweep(options.resumeAllRunning ? 0 : undefined).catch((error) => log.error("run sweep failed", { error }));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.idle();
+  }
+
+  /** A wake-up for the workflow: its queue is worked through soon. */
+  poke(workflowId: string, resumeRunId?: string): void {
+    if (this.stopped) return;
+    if (this.active.has(workflowId) && !resumeRunId) {
+      this.pokedWhileActive.add(workflowId);
+      return;
+    }
+    if (!resumeRunId && this.waiting.some((j) => j.workflowId === workflowId)) return;
+    this.waiting.push({ workflowId, resumeRunId });
+    this.pump();
+  }
+
+  /** Wakes workflows whose wake-up was lost; resumes runs whose executor stopped beating. */
+  async sweep(staleSeconds = this.options.staleSeconds ?? STALE_HEARTBEAT_SECONDS): Promise<void> {
+    const db = await this.options.getDb();
+    for (const run of await staleRunningRuns(db, staleSeconds)) {
+      if (await takeOverStaleRun(db, run.runId, staleSeconds)) {
+        log.warn("resuming a run whose executor stopped", { runId: run.runId });
+        this.poke(run.workflowId, run.runId);
+      }
+    }
+    for (const workflowId of await workflowsNeedingWake(db)) this.poke(workflowId);
+  }
+
+  /** Resolves when no job is running or waiting (tests and benchmarks). */
+  idle(): Promise<void> {
+    if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump(): void {
+    while (this.running < this.options.concurrency) {
+      const index = this.waiting.findIndex((j) => !this.active.has(j.workflowId));
+      if (index < 0) break;
+      const [job] = this.waiting.splice(index, 1);
+      this.running++;
+      this.active.add(job.workflowId);
+      void this.work(job).finally(() => {
+        this.running--;
+        this.active.delete(job.workflowId);
+        if (this.pokedWhileActive.delete(job.workflowId)) this.poke(job.workflowId);
+        this.pump();
+        if (this.running === 0 && this.waiting.length === 0) this.idleWaiters.splice(0).forEach((r) => r());
+      });
+    }
+  }
+
+  private async work(job: Job): Promise<void> {
+    try {
+      const db = await this.options.getDb();
+      const deps: EngineDeps = { db, wake: async (workflowId) => this.poke(workflowId) };
+      if (job.resumeRunId) await this.execute(deps, job.resumeRunId);
+      while (!this.stopped) {
+        const claimed = await claimNextRun(db, job.workflowId);
+        if (!claimed) break;
+        await this.execute(deps, claimed.runId);
+      }
+    } catch (error) {
+      // The run stays RUNNING; its heartbeat goes stale and the sweep resumes it.
+      log.error("run execution stopped unexpectedly", { workflowId: job.workflowId, error });
+    }
+  }
+
+  private async execute(deps: EngineDeps, runId: string): Promise<void> {
+    const beat = setInterval(() => void heartbeat(deps.db, runId).catch(() => {}), HEARTBEAT_INTERVAL_MS);
+    beat.unref();
+    try {
+      await executeRun(this.options.step ?? inlineStep, deps, runId);
+    } finally {
+      clearInterval(beat);
+    }
+  }
+}
+
+const globalForExecutor = globalThis as unknown as { __flowmailExecutor?: EmbeddedExecutor };
+
+export function getEmbeddedExecutor(): EmbeddedExecutor | undefined {
+  return globalForExecutor.__flowmailExecutor;
+}
+
+/** Starts the process-wide executor once (kept on globalThis so dev-server reloads never start two). */
+export function startEmbeddedExecutor(options: EmbeddedExecutorOptions, start: { resumeAllRunning?: boolean } = {}): EmbeddedExecutor {
+  if (!globalForExecutor.__flowmailExecutor) {
+    globalForExecutor.__flowmailExecutor = new EmbeddedExecutor(options);
+    globalForExecutor.__flowmailExecutor.start(start);
+  }
+  return globalForExecutor.__flowmailExecutor;
+}
+
+export async function stopEmbeddedExecutor(): Promise<void> {
+  const executor = globalForExecutor.__flowmailExecutor;
+  globalForExecutor.__flowmailExecutor = undefined;
+  await executor?.stop();
+}

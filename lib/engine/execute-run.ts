@@ -1,0 +1,199 @@
+import "server-only";
+import { eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { runs, type NodeStatus } from "@/db/schema";
+import { compileExpression, ExpressionError, isTruthy } from "@/lib/graph/expressions";
+import { decideNode, outgoingEdges, topologicalOrder } from "@/lib/graph/plan";
+import type { Graph, GraphEdge, GraphNode } from "@/lib/graph/schema";
+import { log } from "@/lib/log";
+import { nodeExecutors } from "@/lib/nodes/registry";
+import { NodeError, type NodeExecutor, type NodeOutcome } from "@/lib/nodes/types";
+import { finalizeRun } from "./finalize-run";
+import { initNodeRows, markNodeFailed, markNodeRunning, markNodeSucceeded, markNodesSkipped, readNodeRow } from "./node-store";
+import { claimNextRun, heartbeat } from "./queue";
+import { appendRunLog } from "./run-log";
+import { buildRuntime, namedOutputs, type RunInfo } from "./runtime";
+
+/** The durable-step primitive: Inngest's `step`, or the embedded executor's plain call. */
+export type Step = { run<T>(id: string, fn: () => Promise<T>): Promise<T> };
+
+/** What a node step returns (step results stay small: outputs live in Postgres). */
+export type NodeSummary = {
+  status: "SUCCESS" | "FAILED" | "RUNNING";
+  error?: string;
+  /** Targets of outgoing edges whose condition was false. */
+  deadTargets?: string[];
+  batches?: number;
+};
+
+export type EngineDeps = {
+  db: Db;
+  /** Sends the wake-up for the workflow's next run (an Inngest event, or a poke of the embedded executor). */
+  wake: (workflowId: string) => Promise<void>;
+};
+
+/** Claims the workflow's next run and executes it to the end. Returns the run id, or null when there was none to claim. */
+export async function claimAndExecute(step: Step, deps: EngineDeps, workflowId: string): Promise<string | null> {
+  const claimed = await step.run("claim", () => claimNextRun(deps.db, workflowId));
+  if (!claimed) return null;
+  await executeRun(step, deps, claimed.runId);
+  return claimed.runId;
+}
+
+/**
+ * Executes a RUNNING run: nodes in waves of what can run now (independent branches concurrently), each node its own
+ * step; skip rules from the graph module; then finalize. Re-entrant: a node already SUCCESS or FAILED in Postgres is
+ * not executed again, so a resumed run continues from its first unfinished node.
+ */
+export async function executeRun(step: Step, deps: EngineDeps, runId: string): Promise<void> {
+  const { db } = deps;
+  const run = await loadRun(db, runId);
+  if (!run || run.status !== "RUNNING") return;
+  await step.run("start", async () => {
+    const fresh = await initNodeRows(db, runId, run.graph.nodes);
+    await appendRunLog(db, runId, "info", fresh ? `Run started (workflow version ${run.version})` : "Run resumed after an interruption");
+    return true;
+  });
+  const statuses = new Map<string, NodeStatus>(run.graph.nodes.map((n) => [n.id, "PENDING"]));
+  const summaries = new Map<string, NodeSummary>();
+  const order = topologicalOrder(run.graph);
+  const byId = new Map(run.graph.nodes.map((n) => [n.id, n]));
+  let failed = false;
+  while (!failed) {
+    const wave = await planWave(db, run, order, statuses, summaries);
+    if (wave.length === 0) break;
+    const results = await Promise.all(wave.map((id) => runNode(step, deps, run, byId.get(id)!)));
+    wave.forEach((id, i) => {
+      summaries.set(id, results[i]);
+      statuses.set(id, results[i].status === "SUCCESS" ? "SUCCESS" : "FAILED");
+      if (results[i].status !== "SUCCESS") failed = true;
+    });
+  }
+  await step.run("finalize", () => finalizeRun(deps, run, order));
+}
+
+/** Marks the nodes that can never run as SKIPPED and returns those that can run now. */
+async function planWave(
+  db: Db,
+  run: RunInfo,
+  order: string[],
+  statuses: Map<string, NodeStatus>,
+  summaries: Map<string, NodeSummary>,
+): Promise<string[]> {
+  const edgeIsLive = (edge: GraphEdge) => !summaries.get(edge.source)?.deadTargets?.includes(edge.target);
+  const statusOf = (id: string) => statuses.get(id) ?? "PENDING";
+  const ready: string[] = [];
+  const skipped: string[] = [];
+  for (const id of order) {
+    if (statuses.get(id) !== "PENDING") continue;
+    const decision = decideNode(run.graph, id, statusOf, edgeIsLive);
+    if (decision === "skip") {
+      statuses.set(id, "SKIPPED"); // later nodes in topological order see it at once
+      skipped.push(id);
+    } else if (decision === "run") {
+      ready.push(id);
+    }
+  }
+  // Idempotent outside a step: replaying it writes the same SKIPPED rows.
+  await markNodesSkipped(db, run.runId, skipped);
+  return ready;
+}
+
+/** One node: its main step, then (OUTPUT) one step per batch and a completing step. */
+async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNode): Promise<NodeSummary> {
+  const executor = nodeExecutors[node.type] as NodeExecutor;
+  const first = await step.run(`node:${node.id}`, () => startNode(deps.db, run, node, executor));
+  if (first.status !== "RUNNING") return first;
+  for (let batch = 0; batch < (first.batches ?? 0); batch++) {
+    const summary = await step.run(`node:${node.id}:batch:${batch}`, () =>
+      guard(deps.db, run, node, async (rt) => {
+        await executor.runBatch!(node, rt, batch);
+        return { status: "RUNNING" };
+      }),
+    );
+    if (summary.status === "FAILED") return summary;
+  }
+  return step.run(`node:${node.id}:done`, () => guard(deps.db, run, node, async (rt) => finishNode(deps.db, run, node, await executor.complete!(node, rt))));
+}
+
+async function startNode(db: Db, run: RunInfo, node: GraphNode, executor: NodeExecutor): Promise<NodeSummary> {
+  const existing = await readNodeRow(db, run.runId, node.id);
+  if (existing?.status === "SUCCESS") return guard(db, run, node, async () => ({ status: "SUCCESS", deadTargets: await deadTargets(db, run, node) }));
+  if (existing?.status === "FAILED") return { status: "FAILED", error: existing.error ?? "failed" };
+  await markNodeRunning(db, run.runId, node.id);
+  return guard(db, run, node, async (rt) => {
+    const outcome = await executor.execute(node, rt);
+    if (outcome.kind === "batched") return { status: "RUNNING", batches: outcome.batches };
+    return finishNode(db, run, node, outcome);
+  });
+}
+
+async function finishNode(db: Db, run: RunInfo, node: GraphNode, outcome: NodeOutcome): Promise<NodeSummary> {
+  const dead = await deadTargets(db, run, node, outcome.output);
+  await markNodeSucceeded(db, run.runId, node.id, outcome);
+  const items = outcome.itemsOut !== undefined ? ` (${outcome.itemsOut} item${outcome.itemsOut === 1 ? "" : "s"})` : "";
+  await appendRunLog(db, run.runId, "info", `Node "${node.id}" succeeded${items}`, node.id);
+  return { status: "SUCCESS", deadTargets: dead };
+}
+
+/** Runs node code; a NodeError (or any error) fails the node with a sentence instead of escaping the step. */
+async function guard(
+  db: Db,
+  run: RunInfo,
+  node: GraphNode,
+  fn: (rt: Awaited<ReturnType<typeof buildRuntime>>) => Promise<NodeSummary>,
+): Promise<NodeSummary> {
+  await heartbeat(db, run.runId);
+  try {
+    return await fn(await buildRuntime(db, run, node));
+  } catch (error) {
+    const message = nodeErrorMessage(error);
+    if (!(error instanceof NodeError)) log.error("node failed unexpectedly", { runId: run.runId, nodeId: node.id, error });
+    await markNodeFailed(db, run.runId, node.id, message);
+    await appendRunLog(db, run.runId, "error", `Node "${node.id}" failed: ${message}`, node.id);
+    return { status: "FAILED", error: message };
+  }
+}
+
+function nodeErrorMessage(error: unknown): string {
+  if (error instanceof NodeError) return error.message;
+  return "An unexpected error stopped this node (it has been logged for the operators); run the workflow again.";
+}
+
+/** Evaluates the conditions on the node's outgoing edges (scope: upstream outputs by id, this node's included). */
+async function deadTargets(db: Db, run: RunInfo, node: GraphNode, ownOutput?: Record<string, unknown>): Promise<string[]> {
+  const dead: string[] = [];
+  for (const edge of outgoingEdges(run.graph, node.id)) {
+    if (!edge.condition) continue;
+    const nodes = await namedOutputs(db, run, edge.condition);
+    if (ownOutput) nodes[node.id] = ownOutput;
+    let live: boolean;
+    try {
+      live = isTruthy(compileExpression(edge.condition).evaluate({ nodes }));
+    } catch (error) {
+      if (error instanceof ExpressionError) {
+        throw new NodeError(`The condition "${edge.condition}" on the edge ${node.id} → ${edge.target} failed: ${error.message}`);
+      }
+      throw error;
+    }
+    if (!live) dead.push(edge.target);
+  }
+  return dead;
+}
+
+async function loadRun(db: Db, runId: string): Promise<(RunInfo & { version: number; status: string }) | undefined> {
+  const [row] = await db
+    .select({
+      id: runs.id,
+      workflowId: runs.workflowId,
+      accountId: runs.accountId,
+      graph: runs.graph,
+      version: runs.workflowVersion,
+      status: runs.status,
+    })
+    .from(runs)
+    .where(eq(runs.id, runId));
+  if (!row) return undefined;
+  return { runId: row.id, workflowId: row.workflowId, accountId: row.accountId, graph: row.graph as Graph, version: row.version, status: row.status };
+}
+

@@ -1,0 +1,87 @@
+import "server-only";
+import { sql } from "drizzle-orm";
+import { execRows, type Db } from "@/db/client";
+
+/** Seconds without a heartbeat after which a RUNNING run is taken to belong to a dead process. */
+export const STALE_HEARTBEAT_SECONDS = 60;
+export const HEARTBEAT_INTERVAL_MS = 10_000;
+
+export type ClaimedRun = { runId: string; workflowId: string };
+
+/**
+ * Claims the oldest PENDING run (lowest seq) of the workflow, only while no run of that workflow is RUNNING.
+ * One atomic UPDATE: two claimers racing for the same row serialize on its row lock and the loser's re-check
+ * of `status = 'PENDING'` fails; the unique partial index `runs_one_running_per_workflow` rejects any other
+ * interleaving, which we read as "busy". Returns null when the workflow is busy or its queue is empty.
+ */
+export async function claimNextRun(db: Db, workflowId: string): Promise<ClaimedRun | null> {
+  try {
+    const rows = await execRows<{ id: string }>(
+      db,
+      sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now()
+          where id = (
+            select r.id from runs r
+            where r.workflow_id = ${workflowId} and r.status = 'PENDING'
+              and not exists (select 1 from runs x where x.workflow_id = ${workflowId} and x.status = 'RUNNING')
+            order by r.seq
+            limit 1
+          ) and status = 'PENDING'
+          returning id`,
+    );
+    return rows[0] ? { runId: rows[0].id, workflowId } : null;
+  } catch (error) {
+    if (isUniqueViolation(error)) return null;
+    throw error;
+  }
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
+    if ((e as { code?: string }).code === "23505") return true;
+  }
+  return false;
+}
+
+/** Keeps the claim alive; returns false when the run is no longer RUNNING (finished or taken over). */
+export async function heartbeat(db: Db, runId: string): Promise<boolean> {
+  const rows = await execRows(db, sql`update runs set heartbeat_at = now() where id = ${runId} and status = 'RUNNING' returning id`);
+  return rows.length > 0;
+}
+
+/**
+ * Takes over a RUNNING run whose executor stopped beating (crash, deploy). The conditional update makes the
+ * takeover exclusive: of two sweepers only one sees the stale heartbeat.
+ */
+export async function takeOverStaleRun(db: Db, runId: string, staleSeconds = STALE_HEARTBEAT_SECONDS): Promise<boolean> {
+  const rows = await execRows(
+    db,
+    sql`update runs set heartbeat_at = now()
+        where id = ${runId} and status = 'RUNNING'
+          and (heartbeat_at is null or heartbeat_at < now() - make_interval(secs => ${staleSeconds}))
+        returning id`,
+  );
+  return rows.length > 0;
+}
+
+/** Workflows with PENDING runs and none RUNNING: their wake-up may have been lost. */
+export async function workflowsNeedingWake(db: Db, limit = 500): Promise<string[]> {
+  const rows = await execRows<{ workflow_id: string }>(
+    db,
+    sql`select distinct p.workflow_id from runs p
+        where p.status = 'PENDING'
+          and not exists (select 1 from runs x where x.workflow_id = p.workflow_id and x.status = 'RUNNING')
+        limit ${limit}`,
+  );
+  return rows.map((r) => r.workflow_id);
+}
+
+/** RUNNING runs whose heartbeat is older than `staleSeconds`. */
+export async function staleRunningRuns(db: Db, staleSeconds = STALE_HEARTBEAT_SECONDS): Promise<ClaimedRun[]> {
+  const rows = await execRows<{ id: string; workflow_id: string }>(
+    db,
+    sql`select id, workflow_id from runs
+        where status = 'RUNNING' and (heartbeat_at is null or heartbeat_at < now() - make_interval(secs => ${staleSeconds}))
+        order by seq limit 100`,
+  );
+  return rows.map((r) => ({ runId: r.id, workflowId: r.workflow_id }));
+}

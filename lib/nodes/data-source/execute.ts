@@ -1,0 +1,29 @@
+import "server-only";
+import { findUpload, readUploadRows } from "@/db/queries/upload-rows";
+import { loadDriveFileRows } from "@/lib/google/drive-rows";
+import { AppError } from "@/lib/http/errors";
+import { NodeError, type NodeExecutor } from "../types";
+
+export const dataSourceExecutor: NodeExecutor<"DATA_SOURCE"> = {
+  async execute(node, rt) {
+    const data = node.data as { uploadId?: string; driveFileId?: string };
+    if (data.uploadId) {
+      const upload = await findUpload(rt.db, rt.accountId, data.uploadId);
+      if (!upload) throw new NodeError(`Upload ${data.uploadId} no longer exists: upload the CSV again and point this node at it.`);
+      // An explicit limit: the default (MAX_SAFE_INTEGER) overflows the int column it is compared with.
+      const rows = await readUploadRows(rt.db, upload, 0, upload.rowCount);
+      return { kind: "done", output: { rows, rowCount: rows.length, columns: upload.columns }, itemsOut: rows.length };
+    }
+    if (data.driveFileId) {
+      try {
+        const { columns, rows } = await loadDriveFileRows(rt.accountId, data.driveFileId);
+        return { kind: "done", output: { rows, rowCount: rows.length, columns }, itemsOut: rows.length };
+      } catch (error) {
+        // The Drive adapter speaks in sentences meant for people (link expired, file not found, not a CSV).
+        if (error instanceof AppError || error instanceof NodeError) throw new NodeError(error.message, { cause: error });
+        throw error;
+      }
+    }
+    throw new NodeError("This data source names neither an upload nor a Drive file: pick one in the node's settings.");
+  },
+};

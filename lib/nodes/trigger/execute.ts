@@ -1,0 +1,7 @@
+import type { NodeExecutor } from "../types";
+
+export const triggerExecutor: NodeExecutor<"TRIGGER"> = {
+  async execute() {
+    return { kind: "done", output: {} };
+  },
+};

@@ -1,0 +1,50 @@
+import type { Db } from "@/db/client";
+import type { NodeStatus } from "@/db/schema";
+import type { Graph, GraphNode, NodeType } from "@/lib/graph/schema";
+import type { TemplateContext } from "@/lib/graph/templates";
+import type { LogLevel } from "@/lib/engine/run-log";
+
+export type NodeOf<T extends NodeType> = Extract<GraphNode, { type: T }>;
+
+export type NodeState = { status: NodeStatus; output: Record<string, unknown> | null };
+
+/** What a node executor may use: the run's identity, its other nodes' results, a log. */
+export type NodeRuntime = {
+  db: Db;
+  runId: string;
+  workflowId: string;
+  accountId: string;
+  graph: Graph;
+  /** Status and (for SUCCESS) output of the nodes this node's data names. */
+  nodeState(id: string): NodeState | undefined;
+  /** Outputs of SUCCESS nodes, keyed by id (the `nodes` scope of expressions). */
+  nodeOutputs(): Record<string, Record<string, unknown>>;
+  /** Context for rendering this node's `field` (per item in an OUTPUT node). */
+  templateContext(field: string, item?: { value: unknown; index: number }): TemplateContext;
+  log(level: LogLevel, message: string): Promise<void>;
+};
+
+/** A finished node: its output is stored in Postgres; counters feed the run's `result`. */
+export type NodeOutcome = {
+  kind: "done";
+  output: Record<string, unknown>;
+  itemsIn?: number;
+  itemsOut?: number;
+};
+
+/** A node that continues in batches, each its own durable step (OUTPUT: 100 emails per step). */
+export type BatchedOutcome = { kind: "batched"; batches: number };
+
+export interface NodeExecutor<T extends NodeType = NodeType> {
+  execute(node: NodeOf<T>, runtime: NodeRuntime): Promise<NodeOutcome | BatchedOutcome>;
+  runBatch?(node: NodeOf<T>, runtime: NodeRuntime, batch: number): Promise<void>;
+  complete?(node: NodeOf<T>, runtime: NodeRuntime): Promise<NodeOutcome>;
+}
+
+/** A failure a person can act on: the node becomes FAILED with this sentence. */
+export class NodeError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "NodeError";
+  }
+}

@@ -1,0 +1,56 @@
+import { getDb } from "@/db/client";
+import { uploadChunks, uploads, workflows } from "@/db/schema";
+import { EmbeddedExecutor, startEmbeddedExecutor, stopEmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { newId } from "@/lib/ids";
+import { POST as enqueueHandler } from "@/app/api/workflows/[workflowId]/run/route";
+import { GET as getRunHandler } from "@/app/api/workflows/runs/[runId]/route";
+import { call } from "@/test/support/http";
+
+/** An upload inserted directly (rows in chunks, as the uploads module stores them). */
+export async function insertUpload(accountId: string, columns: string[], rows: string[][], chunkSize = 1000): Promise<string> {
+  const db = await getDb();
+  const id = newId("upl");
+  await db.insert(uploads).values({ id, accountId, filename: "data.csv", rowCount: rows.length, columns, sizeBytes: 1 });
+  for (let c = 0; c * chunkSize < rows.length; c++) {
+    const chunk = rows.slice(c * chunkSize, (c + 1) * chunkSize);
+    await db.insert(uploadChunks).values({ uploadId: id, chunkIndex: c, firstRow: c * chunkSize, rowCount: chunk.length, rows: chunk });
+  }
+  return id;
+}
+
+export type TestGraph = {
+  nodes: { id: string; type: string; data: Record<string, unknown> }[];
+  edges: { source: string; target: string; condition?: string }[];
+};
+
+export async function insertWorkflow(accountId: string, graph: TestGraph, name = "Test workflow"): Promise<string> {
+  const db = await getDb();
+  const id = newId("wf");
+  await db.insert(workflows).values({ id, accountId, name, graph, version: 1 });
+  return id;
+}
+
+/** The process-wide embedded executor (the one enqueue pokes), with a slow sweep so tests drive it by events. */
+export function startTestExecutor(concurrency = 4): EmbeddedExecutor {
+  return startEmbeddedExecutor({ getDb, concurrency, sweepIntervalMs: 3_600_000 });
+}
+
+export const stopTestExecutor = stopEmbeddedExecutor;
+
+export async function enqueue(token: string, workflowId: string, headers: Record<string, string> = {}) {
+  return call(enqueueHandler, { method: "POST", path: `/api/workflows/${workflowId}/run`, token, params: { workflowId }, headers });
+}
+
+export async function getRun(token: string, runId: string, query = "") {
+  return call(getRunHandler, { path: `/api/workflows/runs/${runId}${query}`, token, params: { runId } });
+}
+
+/** Enqueue → the executor works until idle → the finished run. */
+export async function runToEnd(executor: EmbeddedExecutor, token: string, workflowId: string) {
+  const res = await enqueue(token, workflowId);
+  if (res.status !== 202) throw new Error(`enqueue answered ${res.status}: ${res.text}`);
+  await executor.idle();
+  return (await getRun(token, res.body.runId)).body;
+}
+
+export const trigger = { id: "t", type: "TRIGGER", data: {} };
