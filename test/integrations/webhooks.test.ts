@@ -368,4 +368,29 @@ describe("deliver-webhook Inngest function", () => {
     expect(receiver.received.map((r) => r.answeredStatus)).toEqual([500, 200]);
     expect((await deliveriesOf(hook.id))[0]).toMatchObject({ status: "succeeded", attempts: 2 });
   });
+
+  it("re-sends the event of a delivery whose event was lost", async () => {
+    const account = await createTestAccount();
+    const hook = await registerWebhook(account);
+    const run = await finishedRun(account, await createWorkflow(account.id));
+    const db = await getDb();
+    const stalledId = newId("dlv");
+    const recentId = newId("dlv");
+    const base = { webhookId: hook.id, runId: run.runId, payload: {} };
+    await db.insert(webhookDeliveries).values([
+      { ...base, id: stalledId, event: "run.succeeded", attempts: 2, nextAttemptAt: new Date(Date.now() - 20 * 60 * 1000) },
+      { ...base, id: recentId, event: "run.failed", nextAttemptAt: new Date(Date.now() - 60 * 1000) },
+    ]);
+    const engine = new InngestTestEngine({
+      function: deliverWebhookFunction,
+      events: [{ name: "inngest/scheduled.timer", data: { cron: "*/5 * * * *" } }],
+      // No Inngest server here: the send itself is mocked, its arguments are what we check.
+      steps: [{ id: "redeliver", handler: () => ({ ids: ["evt"] }) }],
+    });
+    const { result, ctx } = await engine.execute();
+    expect(result).toEqual({ redelivered: 1 });
+    expect(ctx.step.sendEvent).toHaveBeenCalledWith("redeliver", [
+      expect.objectContaining({ name: "flowmail/webhook.deliver", data: { deliveryId: stalledId }, id: `webhook-delivery-${stalledId}-2` }),
+    ]);
+  });
 });
