@@ -83,38 +83,48 @@ type Token = { kind: TokenKind; value: string; literal?: number | string; positi
 
 const OPERATORS = ["===", "!==", "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "+", "-", "*", "/", "%", "(", ")", "[", "]", ",", "."];
 
-function tokenize(source: string): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < source.length) {
-    const char = source[i];
-    if (/\s/.test(char)) {
-      i++;
-    } else if (/[0-9]/.test(char) || (char === "." && /[0-9]/.test(source[i + 1] ?? ""))) {
-      const match = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(source.slice(i))!;
-      if (/[A-Za-z_]/.test(source[i + match[0].length] ?? "")) unexpected(source, i + match[0].length);
-      tokens.push({ kind: "number", value: match[0], literal: Number(match[0]), position: i });
-      i += match[0].length;
-    } else if (char === '"' || char === "'") {
-      const { value, end } = readString(source, i);
-      tokens.push({ kind: "string", value: source.slice(i, end), literal: value, position: i });
-      i = end;
-    } else if (/[A-Za-z_]/.test(char)) {
-      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(source.slice(i))![0];
-      tokens.push({ kind: "name", value: name, position: i });
-      i += name.length;
-    } else {
-      const op = OPERATORS.find((candidate) => source.startsWith(candidate, i));
-      if (!op) {
-        const hint = char === "=" ? ' (use "==" to compare)' : "";
-        throw new ExpressionSyntaxError(`Unexpected "${char}" at position ${i}${hint}`, i);
-      }
-      tokens.push({ kind: "op", value: op === "===" ? "==" : op === "!==" ? "!=" : op, position: i });
-      i += op.length;
-    }
+/** Reads tokens on demand, so the first problem from the left is the one reported. */
+class Lexer {
+  private readonly tokens: Token[] = [];
+  private offset = 0;
+
+  constructor(private readonly source: string) {}
+
+  at(index: number): Token {
+    while (this.tokens.length <= index && this.tokens[this.tokens.length - 1]?.kind !== "end") this.tokens.push(this.read());
+    return this.tokens[Math.min(index, this.tokens.length - 1)];
   }
-  tokens.push({ kind: "end", value: "", position: source.length });
-  return tokens;
+
+  private read(): Token {
+    const source = this.source;
+    while (this.offset < source.length && /\s/.test(source[this.offset])) this.offset++;
+    const i = this.offset;
+    if (i >= source.length) return { kind: "end", value: "", position: source.length };
+    const char = source[i];
+    if (/[0-9]/.test(char) || (char === "." && /[0-9]/.test(source[i + 1] ?? ""))) {
+      const text = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(source.slice(i))![0];
+      if (/[A-Za-z_]/.test(source[i + text.length] ?? "")) unexpected(source, i + text.length);
+      this.offset += text.length;
+      return { kind: "number", value: text, literal: Number(text), position: i };
+    }
+    if (char === '"' || char === "'") {
+      const { value, end } = readString(source, i);
+      this.offset = end;
+      return { kind: "string", value: source.slice(i, end), literal: value, position: i };
+    }
+    if (/[A-Za-z_]/.test(char)) {
+      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(source.slice(i))![0];
+      this.offset += name.length;
+      return { kind: "name", value: name, position: i };
+    }
+    const op = OPERATORS.find((candidate) => source.startsWith(candidate, i));
+    if (!op) {
+      const hint = char === "=" ? ' (use "==" to compare)' : "";
+      throw new ExpressionSyntaxError(`Unexpected "${char}" at position ${i}${hint}`, i);
+    }
+    this.offset += op.length;
+    return { kind: "op", value: op === "===" ? "==" : op === "!==" ? "!=" : op, position: i };
+  }
 }
 
 const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0" };
@@ -175,7 +185,7 @@ class Parser {
 
   constructor(
     private readonly source: string,
-    private readonly tokens: Token[],
+    private readonly lexer: Lexer,
   ) {}
 
   parse(): Node {
@@ -185,11 +195,11 @@ class Parser {
   }
 
   private peek(offset = 0): Token {
-    return this.tokens[Math.min(this.index + offset, this.tokens.length - 1)];
+    return this.lexer.at(this.index + offset);
   }
 
   private next(): Token {
-    return this.tokens[this.index++];
+    return this.lexer.at(this.index++);
   }
 
   private isOp(value: string, offset = 0): boolean {
@@ -689,8 +699,8 @@ export function compileExpression(source: string): CompiledExpression {
   if (source.length > MAX_SOURCE_LENGTH) {
     throw new ExpressionSyntaxError(`Expression is longer than ${MAX_SOURCE_LENGTH} characters`, MAX_SOURCE_LENGTH);
   }
-  const parser = new Parser(source, tokenize(source));
   if (source.trim() === "") throw new ExpressionSyntaxError("Expression is empty", 0);
+  const parser = new Parser(source, new Lexer(source));
   const ast = parser.parse();
   const evaluate = compileNode(ast, source);
   const references = parser.references;

@@ -1,0 +1,313 @@
+import { describe, expect, it } from "vitest";
+import { ExpressionError, ExpressionSyntaxError, compileExpression, isTruthy, type ExpressionScope } from "./expressions";
+
+const row = (fields: Record<string, unknown>) => Object.assign(Object.create(null), fields) as Record<string, unknown>;
+
+function run(source: string, item?: unknown, nodes: ExpressionScope["nodes"] = {}): unknown {
+  return compileExpression(source).evaluate(item === undefined ? { nodes } : { item, nodes });
+}
+
+function syntaxError(source: string): ExpressionSyntaxError {
+  try {
+    compileExpression(source);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ExpressionSyntaxError);
+    return error as ExpressionSyntaxError;
+  }
+  throw new Error(`expected a syntax error for ${source}`);
+}
+
+function runtimeError(source: string, item?: unknown, nodes: ExpressionScope["nodes"] = {}): ExpressionError {
+  try {
+    run(source, item, nodes);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ExpressionError);
+    return error as ExpressionError;
+  }
+  throw new Error(`expected a run-time error for ${source}`);
+}
+
+describe("literals and operators", () => {
+  it.each([
+    ["1 + 2 * 3", 7],
+    ["(1 + 2) * 3", 9],
+    ["10 - 4 - 3", 3],
+    ["20 / 4 / 5", 1],
+    ["7 % 4", 3],
+    ["-2 * -3", 6],
+    ["+'5' + 1", 6],
+    ["1.5e2", 150],
+    [".5 + .25", 0.75],
+    ["'a' + \"b\"", "ab"],
+    ["'it\\'s' + \"\\u00e9\\n\"", "it's\u00e9\n"],
+    ["'n=' + 4", "n=4"],
+    ["[1, 2] + [3]", [1, 2, 3]],
+    ["[]", []],
+    ["[1, 'a', [true, null]]", [1, "a", [true, null]]],
+    ["true", true],
+    ["null", null],
+    ["(1 < 2) == true", true],
+    ["!true == false", true],
+    ["not 1 == 2", true],
+    ["true || false && false", true],
+    ["(true || false) && false", false],
+    ["true or false and false", true],
+    ["not false and not false", true],
+    ["!0", true],
+    ["1 === 1 && 1 !== 2", true],
+  ])("%s → %j", (source, expected) => {
+    expect(run(source)).toEqual(expected);
+  });
+
+  it("returns booleans from && and || and short-circuits", () => {
+    expect(run("1 && 'x'")).toBe(true);
+    expect(run("0 || ''")).toBe(false);
+    expect(run("false && missing_field", row({}))).toBe(false);
+    expect(run("true || missing_field", row({}))).toBe(true);
+  });
+});
+
+describe("comparisons with the contract's numeric-string rules", () => {
+  it.each([
+    ['"4" >= 4', true],
+    ['"10" > 9', true],
+    ['4 == "4"', true],
+    ['"4" == 4', true],
+    ['"4.0" == 4', true],
+    ['" 4 " == 4', true],
+    ['"abc" > 1', false],
+    ['"abc" < 1', false],
+    ['"abc" == 1', false],
+    ['"abc" != 1', true],
+    ['"" == 0', false],
+    ['"" < 1', false],
+    ['"10" > "9"', true],
+    ['"b" > "a"', true],
+    ['"apple" < "banana"', true],
+    ['"4" == "4.0"', false],
+    ["null == null", true],
+    ["null == 0", false],
+    ["null < 1", false],
+    ['"true" == true', true],
+    ['"FALSE" == false', true],
+    ['"yes" == true', false],
+    ["1 == true", false],
+    ["[1, 2] == [1, 2]", true],
+    ['[1, "2"] == [1, 2]', true],
+    ["[1] == [1, 2]", false],
+    ["true > false", false],
+  ])("%s → %s", (source, expected) => {
+    expect(run(source)).toBe(expected);
+  });
+
+  it("compares CSV string fields numerically against numbers", () => {
+    const compiled = compileExpression("rating >= 4");
+    expect(["3", "4", "10", "4.5", "", "n/a"].map((rating) => compiled.evaluate({ item: row({ rating }), nodes: {} }))).toEqual([
+      false, true, true, true, false, false,
+    ]);
+  });
+
+  it("refuses chained comparisons", () => {
+    expect(syntaxError("1 < x < 3").message).toBe('Unexpected "<" at position 6: comparisons cannot be chained, join them with &&');
+  });
+});
+
+describe("in, helpers and methods", () => {
+  it.each([
+    ['"fr" in ["de", "fr"]', true],
+    ['4 in ["3", "4"]', true],
+    ['"x" not in ["a"]', true],
+    ['"ell" in "hello"', true],
+    ['"z" in "hello"', false],
+    ['"a" in null', false],
+    ['contains("hello", "ell")', true],
+    ['contains(["a", "b"], "b")', true],
+    ['startsWith("hello", "he")', true],
+    ['endsWith("hello", "lo")', true],
+    ['lower("ÉCOLE")', "école"],
+    ['upper("abc")', "ABC"],
+    ['len("abc")', 3],
+    ["len([1, 2])", 2],
+    ["len(null)", 0],
+    ['"Hello".contains("ell")', true],
+    ['"Hello".lower() == "hello"', true],
+    ['"a@example.com".endsWith("@example.com")', true],
+    ['lower(null) == ""', true],
+    ["upper(12)", "12"],
+  ])("%s → %j", (source, expected) => {
+    expect(run(source)).toEqual(expected);
+  });
+
+  it("checks an object's own keys with in", () => {
+    expect(run('"email" in item', { email: "" })).toBe(true);
+    expect(run('"toString" in item', { email: "" })).toBe(false);
+    expect(run('"constructor" in item', {})).toBe(false);
+  });
+
+  it("checks helper arity at compile time", () => {
+    expect(syntaxError("len(1, 2)").message).toBe("len() takes 1 argument, got 2 (at position 0)");
+    expect(syntaxError('contains("a")').message).toBe("contains() takes 2 arguments, got 1 (at position 0)");
+  });
+
+  it("reports in on a number as an error", () => {
+    expect(runtimeError("1 in 5").message).toBe('"in" in expression "1 in 5" cannot search number 5');
+  });
+});
+
+describe("names and scope", () => {
+  const nodes = { ai: { urgent: true, summary: "ok" }, src: { rowCount: 3, rows: [{ a: 1 }] } };
+
+  it("reads item fields as bare names and through item.", () => {
+    const item = row({ rating: "5", country: "FR", note: "" });
+    expect(run('rating >= 4 && lower(country) == "fr"', item, nodes)).toBe(true);
+    expect(run("item.rating == 5 and item.note == ''", item, nodes)).toBe(true);
+    expect(run('item["country"]', item, nodes)).toBe("FR");
+  });
+
+  it("reads upstream node outputs as <nodeId>.<field>", () => {
+    expect(run("ai.urgent && src.rowCount > 2", undefined, nodes)).toBe(true);
+    expect(run("src.rows[0].a", undefined, nodes)).toBe(1);
+    expect(run("src.rows[5]", undefined, nodes)).toBeNull();
+    expect(run("len(src.rows)", undefined, nodes)).toBe(1);
+  });
+
+  it("prefers a node id before a dot, and an item field for a bare name", () => {
+    const item = row({ ai: "field value" });
+    expect(run("ai.summary", item, nodes)).toBe("ok");
+    expect(run("ai", item, nodes)).toBe("field value");
+    expect(run("item.ai", item, nodes)).toBe("field value");
+    expect(run("src", row({}), nodes)).toEqual(nodes.src);
+    expect(run("meta.k", row({ meta: { k: 2 } }), nodes)).toBe(2);
+  });
+
+  it("fails on an unknown name instead of filtering everything out", () => {
+    expect(runtimeError("ratng >= 4", row({ rating: "4" })).message).toBe(
+      'Unknown name "ratng" in expression "ratng >= 4": the item has no such field and no upstream node that succeeded has that id',
+    );
+    expect(runtimeError("ai.urgent", undefined, {}).message).toBe(
+      'Unknown name "ai" in expression "ai.urgent": no upstream node that succeeded has that id',
+    );
+    expect(runtimeError("ai.urgnt", undefined, nodes).message).toBe(
+      'Field "urgnt" in expression "ai.urgnt" does not exist: there is no such field',
+    );
+    expect(runtimeError("item.x", undefined, nodes).message).toContain('"item" in expression "item.x" only exists in a FILTER expression');
+  });
+
+  it("accepts a field that is present with an empty value", () => {
+    expect(run('note == ""', row({ note: "" }))).toBe(true);
+    expect(run("note", row({ note: null }))).toBeNull();
+  });
+
+  it("never reaches prototypes through field names", () => {
+    const plain = { rating: "4" };
+    expect(runtimeError("toString", plain).message).toContain('Unknown name "toString"');
+    expect(runtimeError("hasOwnProperty", plain).message).toContain('Unknown name "hasOwnProperty"');
+    expect(runtimeError('item["toString"]', plain).message).toContain('Field "toString"');
+    expect(runtimeError('item["__proto__"]', plain).message).toContain('Field "__proto__"');
+    expect(runtimeError('src["constructor"]', undefined, { src: {} }).message).toContain('Field "constructor"');
+    expect(runtimeError("valueOf", undefined, {}).message).toContain('Unknown name "valueOf"');
+  });
+
+  it("lists its free root names and references", () => {
+    const compiled = compileExpression('rating >= 4 && ai.urgent && lower(country) == "fr" || item.x || rating > 1');
+    expect(compiled.names()).toEqual(["rating", "ai", "country", "item"]);
+    expect(compiled.references()).toEqual([
+      { name: "rating", member: false, position: 0 },
+      { name: "ai", member: true, position: 15 },
+      { name: "country", member: false, position: 34 },
+      { name: "item", member: true, position: 54 },
+      { name: "rating", member: false, position: 64 },
+    ]);
+    expect(compiled.source).toBe('rating >= 4 && ai.urgent && lower(country) == "fr" || item.x || rating > 1');
+  });
+});
+
+describe("arithmetic errors", () => {
+  it("needs numbers for - * / % and refuses division by zero", () => {
+    expect(run('"6" / 2')).toBe(3);
+    expect(runtimeError('"abc" * 2').message).toBe('"*" in expression "\\"abc\\" * 2" needs numbers, got the text "abc"');
+    expect(runtimeError("1 / 0").message).toBe('Division by zero in expression "1 / 0"');
+    expect(runtimeError("5 % 0").message).toBe('Division by zero in expression "5 % 0"');
+    expect(runtimeError("true + 1").message).toBe('"+" in expression "true + 1" cannot add boolean true and number 1');
+  });
+});
+
+describe("syntax errors carry a 0-based position", () => {
+  it.each([
+    ["rating >= )", 'Unexpected ")" at position 10', 10],
+    ["(a + 1", "Unexpected end of expression at position 6", 6],
+    ["a +", "Unexpected end of expression at position 3", 3],
+    ["a = 1", 'Unexpected "=" at position 2 (use "==" to compare)', 2],
+    ["a == 1 b", 'Unexpected "b" at position 7', 7],
+    ["'unterminated", "Unterminated string starting at position 0", 0],
+    ["'bad \\q escape'", 'Unknown escape "\\q" at position 5', 5],
+    ["a & b", 'Unexpected "&" at position 2', 2],
+    ["12abc", 'Unexpected "a" at position 2', 2],
+    ["[1, 2", "Unexpected end of expression at position 5", 5],
+    ["a.", "Unexpected end of expression at position 2", 2],
+    ["a.1", 'Unexpected "." at position 1', 1],
+    ["x in", "Unexpected end of expression at position 4", 4],
+    ["and", 'Unexpected "a" at position 0', 0],
+    ["", "Expression is empty", 0],
+    ["   ", "Expression is empty", 0],
+    ["a ? b : c", 'Unexpected "?" at position 2', 2],
+    ["`x`", 'Unexpected "`" at position 0', 0],
+    ["a; b", 'Unexpected ";" at position 1', 1],
+    ["x => 1", 'Unexpected "=" at position 2 (use "==" to compare)', 2],
+  ])("%j", (source, message, position) => {
+    const error = syntaxError(source);
+    expect(error.message).toBe(message);
+    expect(error.position).toBe(position);
+  });
+
+  it("limits nesting and length", () => {
+    expect(syntaxError("(".repeat(200) + "1" + ")".repeat(200)).message).toMatch(/^Expression is nested too deeply at position \d+$/);
+    expect(syntaxError("!".repeat(500) + "true").message).toMatch(/nested too deeply/);
+    expect(syntaxError("1 + ".repeat(3000) + "1").message).toBe("Expression is longer than 10000 characters");
+    expect(run("(".repeat(30) + "1" + ")".repeat(30))).toBe(1);
+  });
+});
+
+describe("hostile input cannot reach anything", () => {
+  it.each([
+    ["with (item) { rating }", '"with" is not allowed (at position 0)'],
+    ["Function('return process')()", '"Function" is not allowed (at position 0)'],
+    ["this.rating", '"this" is not allowed (at position 0)'],
+    ["this", '"this" is not allowed (at position 0)'],
+    ["import('fs')", '"import" is not allowed (at position 0)'],
+    ["constructor.constructor('return process')()", '"constructor" is not allowed (at position 0)'],
+    ["name.constructor.constructor('return process')()", '"constructor" is not allowed (at position 5)'],
+    ["__proto__.polluted", '"__proto__" is not allowed (at position 0)'],
+    ["item.__proto__", '"__proto__" is not allowed (at position 5)'],
+    ["rating.prototype", '"prototype" is not allowed (at position 7)'],
+    ["globalThis.process", '"globalThis" is not allowed (at position 0)'],
+    ["process.env", '"process" is not allowed (at position 0)'],
+    ["require('child_process')", '"require" is not allowed (at position 0)'],
+    ["eval('1')", '"eval" is not allowed (at position 0)'],
+    ["new Date()", '"new" is not allowed (at position 0)'],
+    ["toString()", 'Unknown function "toString" at position 0: only contains, startsWith, endsWith, lower, upper, len can be called'],
+    ["name.toString()", 'Unknown function "toString" at position 5: only contains, startsWith, endsWith, lower, upper, len can be called'],
+    ["name['toString']()", 'Unexpected "(" at position 16: only contains, startsWith, endsWith, lower, upper, len can be called'],
+    ["(lower)('A')", 'Unexpected "(" at position 7: only contains, startsWith, endsWith, lower, upper, len can be called'],
+    ["a.b = 1", 'Unexpected "=" at position 4 (use "==" to compare)'],
+  ])("%s", (source, message) => {
+    expect(syntaxError(source).message).toBe(message);
+  });
+
+  it("does not pollute prototypes through data keys", () => {
+    const item = JSON.parse('{"__proto__": {"polluted": true}, "rating": "5"}');
+    expect(run("rating == 5", item)).toBe(true);
+    expect(runtimeError("polluted", item).message).toContain('Unknown name "polluted"');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe("isTruthy", () => {
+  it.each([
+    [true, true], [false, false], [null, false], [undefined, false], [0, false], [Number.NaN, false], [1, true], [-1, true],
+    ["", false], ["0", false], ["false", false], [" FALSE ", false], ["no", true], ["x", true], ["0.0", true],
+    [[], false], [[0], true], [{}, true],
+  ])("%j → %s", (value, expected) => {
+    expect(isTruthy(value)).toBe(expected);
+  });
+});
