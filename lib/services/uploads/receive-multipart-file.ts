@@ -80,7 +80,15 @@ class MultipartReception<T> {
     await this.pump();
     await Promise.race([this.parsed, this.whenAborted()]);
     if (!this.consumer && this.failure === undefined) this.fail(missingFile(this.options.fieldName));
-    const result = this.consumer ? await this.consumer.catch((error: unknown) => this.fail(error)) : undefined;
+    let consumerError: unknown;
+    const result = this.consumer
+      ? await this.consumer.catch((error: unknown) => {
+          consumerError = error;
+          this.fail(error);
+        })
+      : undefined;
+    // The consumer's own verdict (invalid_csv, 413) is the real cause; the stream errors it set off by stopping are not.
+    if (consumerError instanceof AppError) throw consumerError;
     if (this.failure !== undefined) throw this.failure;
     return result as T;
   }
@@ -91,6 +99,8 @@ class MultipartReception<T> {
       return;
     }
     this.fileStream = stream;
+    // Listen at once: busboy can fail the file stream before the consumer starts reading it.
+    stream.on("error", () => this.fail(new AppError("bad_request", "The multipart body is malformed or ended early.")));
     const info2 = { filename: info.filename ?? "", mimeType: info.mimeType };
     this.consumer = this.consume(this.countedBytes(stream), info2);
     this.consumer.catch((error: unknown) => this.fail(error));
@@ -100,10 +110,13 @@ class MultipartReception<T> {
   private async *countedBytes(stream: Readable): AsyncIterable<Uint8Array> {
     let total = 0;
     for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (this.failure !== undefined) throw this.failure;
       total += chunk.length;
       if (total > this.options.maxBytes) throw tooLarge(this.options.maxBytes);
       yield chunk;
     }
+    // A stream that was failed before or while it was read may simply end: never let that look like a whole file.
+    if (this.failure !== undefined) throw this.failure;
   }
 
   /** Copies the request body into busboy, respecting its backpressure, and stops at the body limit. */
