@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { SignJWT } from "jose";
+import { encode } from "next-auth/jwt";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { GET as callbackRoute } from "@/app/api/integrations/google/callback/route";
 import { GET as connectRoute } from "@/app/api/integrations/google/connect/route";
@@ -60,6 +61,13 @@ async function connect(account: Account): Promise<void> {
   expect(res.headers.get("location")).toBe("/settings?google=connected");
 }
 
+/** The web UI's next-auth session cookie for the account, as the browser would send it. */
+async function sessionCookie(accountId: string): Promise<string> {
+  const name = "authjs.session-token";
+  const token = await encode({ token: { sub: accountId, authTime: Date.now() }, secret: process.env.AUTH_SECRET!, salt: name });
+  return `${name}=${token}`;
+}
+
 async function storedLink(accountId: string) {
   const db = await getDb();
   const [link] = await db.select().from(googleLinks).where(eq(googleLinks.accountId, accountId));
@@ -81,6 +89,17 @@ describe("GET /api/integrations/google/connect", () => {
     expect(p.get("scope")).toBe("openid email https://www.googleapis.com/auth/drive.readonly");
     expect(p.get("redirect_uri")).toBe("http://localhost:3000/api/integrations/google/callback");
     expect(p.get("state")!.split(".")).toHaveLength(3);
+  });
+
+  it("works from a browser with the session cookie, and the callback completes in that browser", async () => {
+    const account = await createTestAccount();
+    const cookie = await sessionCookie(account.id);
+    const res = await call(connectRoute, { path: "/api/integrations/google/connect", headers: { cookie } });
+    expect(res.status).toBe(302);
+    const back = await consentAtGoogle(new URL(res.headers.get("location")!));
+    const done = await callback(back, { cookie });
+    expect(done.headers.get("location")).toBe("/settings?google=connected");
+    expect((await storedLink(account.id)).status).toBe("active");
   });
 
   it("answers 401 without a token", async () => {
@@ -186,6 +205,16 @@ describe("GET /api/integrations/google/callback", () => {
     const replay = await callback(await consentAtGoogle(consent));
     expect(replay.headers.get("location")).toBe("/settings?google=error");
     expect(await storedLink(account.id)).toBeUndefined();
+  });
+
+  it("refuses when the browser's session cookie is another account's", async () => {
+    const owner = await createTestAccount();
+    const other = await createTestAccount();
+    const back = await consentAtGoogle(await startConsent(owner));
+    const res = await callback(back, { cookie: await sessionCookie(other.id) });
+    expect(res.headers.get("location")).toBe("/settings?google=error");
+    expect(await storedLink(owner.id)).toBeUndefined();
+    expect(await storedLink(other.id)).toBeUndefined();
   });
 
   it("links the account the state names, and refuses when the browser is signed in as another account", async () => {
