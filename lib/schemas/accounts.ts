@@ -35,7 +35,10 @@ export const fullNameField = z
 export const registerBody = z.strictObject({ email: emailField, password: passwordField, fullName: fullNameField });
 export const verifyEmailBody = z.strictObject({
   email: emailField,
-  otp: z.string().trim().regex(/^\d{6}$/, "The code has 6 digits"),
+  // Any short string or number is taken (a malformed code is simply a wrong one: 400 invalid_otp);
+  // a number loses its leading zeros in JSON, so it is padded back to 6 digits.
+  otp: z.union([z.string().trim().min(1).max(20), z.number().int().nonnegative().max(999_999).transform((n) => String(n).padStart(6, "0"))])
+    .describe("The 6-digit code from the email"),
 });
 export const emailOnlyBody = z.strictObject({ email: emailField });
 // Login checks the stored hash, so the length rules of registration do not apply (only a sane cap).

@@ -1,5 +1,5 @@
 import "server-only";
-import { and, desc, eq, gt } from "drizzle-orm";
+import { and, desc, eq, gt, lt } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { rateLimits } from "@/db/schema";
 import { AppError } from "@/lib/http/errors";
@@ -20,6 +20,8 @@ const keyOf = (email: string) => `otp-send:${email}`;
 export async function reserveOtpSend(email: string, now: number): Promise<() => Promise<void>> {
   const db = await getDb();
   const key = keyOf(email);
+  // Rows older than the longest rule are dead weight: drop them as we go.
+  await db.delete(rateLimits).where(and(eq(rateLimits.key, key), lt(rateLimits.windowStart, now - HOUR_MS)));
   const inserted = await db.insert(rateLimits).values({ key, windowStart: now, count: 1 }).onConflictDoNothing().returning();
   const recent = await db.select({ at: rateLimits.windowStart }).from(rateLimits)
     .where(and(eq(rateLimits.key, key), gt(rateLimits.windowStart, now - HOUR_MS))).orderBy(desc(rateLimits.windowStart));
