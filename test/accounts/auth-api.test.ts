@@ -511,6 +511,24 @@ describe("account", () => {
   });
 });
 
+describe("AI provider base URL guard", () => {
+  it("refuses a private-network baseUrl when private targets are not allowed", async () => {
+    const { accessToken } = await signedUp();
+    process.env.ALLOW_PRIVATE_NETWORK_TARGETS = "0";
+    resetConfig();
+    try {
+      for (const baseUrl of ["https://127.0.0.1:11434/v1", "https://169.254.169.254/latest", "http://example.com/v1"]) {
+        const res = await call(putAi, { method: "PUT", path: "/api/account/ai-provider", token: accessToken, json: { provider: "openai-compatible", apiKey: "k-1234", baseUrl } });
+        expect(res.status, baseUrl).toBe(422);
+        expect(res.body.errors[0]).toMatchObject({ path: "baseUrl", code: "unsafe_url" });
+      }
+    } finally {
+      delete process.env.ALLOW_PRIVATE_NETWORK_TARGETS;
+      resetConfig();
+    }
+  });
+});
+
 describe("OpenAPI", () => {
   it("lists every accounts operation", async () => {
     const res = await call(openapi, { path: "/api/openapi.json" });
