@@ -2,7 +2,10 @@ import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { SignJWT } from "jose";
+import { GET as callbackRoute } from "@/app/api/integrations/google/callback/route";
+import { GET as connectRoute } from "@/app/api/integrations/google/connect/route";
 import { resetConfig } from "@/lib/config";
+import { call } from "./http";
 
 // A local stand-in for Google's OAuth server and the Drive v3 API, small but strict: it checks the client
 // credentials, the redirect URI and the PKCE verifier like Google does, issues refresh and access tokens,
@@ -224,4 +227,14 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
+}
+
+/** Links the account's Google through the real connect and callback routes and the fake consent page. */
+export async function linkGoogleAccount(token: string): Promise<void> {
+  const start = await call(connectRoute, { path: "/api/integrations/google/connect", token });
+  if (start.status !== 302) throw new Error(`connect answered ${start.status}: ${start.text}`);
+  const consent = await fetch(start.headers.get("location")!, { redirect: "manual" });
+  const back = new URL(consent.headers.get("location")!);
+  const done = await call(callbackRoute, { path: `${back.pathname}${back.search}` });
+  if (done.headers.get("location") !== "/settings?google=connected") throw new Error(`callback went to ${done.headers.get("location")}`);
 }
