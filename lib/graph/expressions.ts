@@ -83,6 +83,14 @@ type Token = { kind: TokenKind; value: string; literal?: number | string; positi
 
 const OPERATORS = ["===", "!==", "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "+", "-", "*", "/", "%", "(", ")", "[", "]", ",", "."];
 
+const NUMBER_PATTERN = /(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y;
+const NAME_PATTERN = /[A-Za-z_][A-Za-z0-9_]*/y;
+
+function stickyMatch(pattern: RegExp, source: string, at: number): string {
+  pattern.lastIndex = at;
+  return pattern.exec(source)![0];
+}
+
 /** Reads tokens on demand, so the first problem from the left is the one reported. */
 class Lexer {
   private readonly tokens: Token[] = [];
@@ -102,7 +110,7 @@ class Lexer {
     if (i >= source.length) return { kind: "end", value: "", position: source.length };
     const char = source[i];
     if (/[0-9]/.test(char) || (char === "." && /[0-9]/.test(source[i + 1] ?? ""))) {
-      const text = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(source.slice(i))![0];
+      const text = stickyMatch(NUMBER_PATTERN, source, i);
       if (/[A-Za-z_]/.test(source[i + text.length] ?? "")) unexpected(source, i + text.length);
       this.offset += text.length;
       return { kind: "number", value: text, literal: Number(text), position: i };
@@ -113,7 +121,7 @@ class Lexer {
       return { kind: "string", value: source.slice(i, end), literal: value, position: i };
     }
     if (/[A-Za-z_]/.test(char)) {
-      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(source.slice(i))![0];
+      const name = stickyMatch(NAME_PATTERN, source, i);
       this.offset += name.length;
       return { kind: "name", value: name, position: i };
     }
