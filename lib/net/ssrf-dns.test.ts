@@ -1,0 +1,66 @@
+// The resolver is replaced here so that host names can resolve to chosen addresses: every address a name
+// resolves to is checked, and safeFetch connects to the checked address whatever the system resolver says.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+
+const answers: Record<string, string[]> = {
+  "mixed.example": ["93.184.216.34", "10.0.0.7"],
+  "v6-private.example": ["2606:4700::1", "fd12::1"],
+  "public.example": ["93.184.216.34", "2606:4700::1"],
+  "pinned.test": ["127.0.0.1"],
+};
+
+vi.mock("node:dns/promises", () => ({
+  lookup: vi.fn(async (host: string) => {
+    const list = answers[host];
+    if (!list) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
+    return list.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  }),
+}));
+
+const { assertSafeTargetUrl, safeFetch } = await import("@/lib/net/ssrf");
+
+describe("assertSafeTargetUrl with DNS answers", () => {
+  it("refuses a name when any of its addresses is private", async () => {
+    await expect(assertSafeTargetUrl("https://mixed.example/hook", { allowPrivate: false })).rejects.toMatchObject({
+      code: "validation_failed",
+      message: "The host mixed.example resolves to 10.0.0.7 (private); only public addresses are allowed",
+    });
+    await expect(assertSafeTargetUrl("https://v6-private.example/", { allowPrivate: false })).rejects.toMatchObject({
+      message: expect.stringContaining("fd12::1 (unique-local)"),
+    });
+  });
+
+  it("accepts a name whose addresses are all public and returns them", async () => {
+    const target = await assertSafeTargetUrl("https://public.example/x", { allowPrivate: false });
+    expect(target.addresses).toEqual(["93.184.216.34", "2606:4700::1"]);
+  });
+});
+
+describe("safeFetch connects to the checked address", () => {
+  let server: http.Server;
+  let port: number;
+  const hosts: string[] = [];
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      hosts.push(req.headers.host ?? "");
+      res.end("pinned");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("reaches a name only the checked answer knows, with its Host header", async () => {
+    // The system resolver has never heard of pinned.test: the connection can only use the checked address.
+    const res = await safeFetch(`http://pinned.test:${port}/x`, { timeoutMs: 5000, maxResponseBytes: 1024, allowPrivate: true });
+    expect(res.body).toBe("pinned");
+    expect(hosts).toEqual([`pinned.test:${port}`]);
+  });
+});
