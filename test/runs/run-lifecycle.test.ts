@@ -146,4 +146,30 @@ describe("the spec's lifecycle: upload → workflow → run → poll → SUCCESS
     await executor.idle();
     expect(resend.emails()).toHaveLength(2);
   });
+
+  it("rate-limits enqueues per account with 429, Retry-After and RateLimit-* headers", async () => {
+    process.env.RUN_RATE_LIMIT_PER_MINUTE = "2";
+    resetConfig();
+    try {
+      const { id, token } = await createTestAccount();
+      const uploadId = await insertUpload(id, ["name", "email", "rating"], [["Ann", "ann@example.com", "1"]]);
+      const workflowId = await insertWorkflow(id, reviewsGraph(uploadId));
+      // Six calls: even if a minute boundary falls among them, one window sees more than two.
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push(await enqueue(token, workflowId));
+      const limited = answers.find((a) => a.status === 429);
+      expect(limited).toBeDefined();
+      expect(limited!.body.code).toBe("rate_limited");
+      expect(limited!.headers.get("content-type")).toContain("application/problem+json");
+      expect(Number(limited!.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(limited!.headers.get("ratelimit-limit")).toBe("2");
+      expect(limited!.headers.get("ratelimit-remaining")).toBe("0");
+      expect(answers[0].status).toBe(202);
+      expect(answers[0].headers.get("ratelimit-remaining")).toBe("1");
+      await executor.idle();
+    } finally {
+      delete process.env.RUN_RATE_LIMIT_PER_MINUTE;
+      resetConfig();
+    }
+  });
 });

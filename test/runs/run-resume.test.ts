@@ -1,0 +1,100 @@
+import { and, eq, gte, lt } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "@/db/client";
+import { emailSends, runs } from "@/db/schema";
+import { resetConfig } from "@/lib/config";
+import { EmbeddedExecutor, inlineStep } from "@/lib/engine/embedded-executor";
+import type { Step } from "@/lib/engine/execute-run";
+import { createTestAccount } from "@/test/support/accounts";
+import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
+import { enqueue, getRun, insertUpload, insertWorkflow, trigger } from "./helpers";
+
+let resend: FakeResend;
+
+beforeAll(async () => {
+  resend = await startFakeResend();
+  process.env.RESEND_API_KEY = "re_test";
+  process.env.RESEND_BASE_URL = resend.url;
+  resetConfig();
+});
+
+afterAll(async () => {
+  await resend.close();
+  delete process.env.RESEND_API_KEY;
+  delete process.env.RESEND_BASE_URL;
+  resetConfig();
+});
+
+class SimulatedCrash extends Error {}
+
+/**
+ * A step runner that "kills the process" inside batch 1 of the OUTPUT node: the provider has accepted the batch,
+ * but the ledger still says pending (the crash came before the ledger update), and nothing after it runs.
+ */
+function crashingStep(runIdOf: () => string): Step {
+  return {
+    async run(id, fn) {
+      if (id !== "node:out:batch:1") return inlineStep.run(id, fn);
+      const result = await fn();
+      const db = await getDb();
+      await db
+        .update(emailSends)
+        .set({ status: "pending", sentAt: null, providerMessageId: null })
+        .where(and(eq(emailSends.runId, runIdOf()), gte(emailSends.itemIndex, 100), lt(emailSends.itemIndex, 200)));
+      void result;
+      throw new SimulatedCrash("process killed");
+    },
+  };
+}
+
+describe("a process that stops mid-OUTPUT", () => {
+  it("resumes the run from its unfinished nodes: no email twice, none missing", async () => {
+    const { id, token } = await createTestAccount();
+    const rows = Array.from({ length: 250 }, (_, i) => [`p${i}@example.com`, `P${i}`]);
+    const uploadId = await insertUpload(id, ["email", "name"], rows, 100);
+    const workflowId = await insertWorkflow(id, {
+      nodes: [
+        trigger,
+        { id: "src", type: "DATA_SOURCE", data: { uploadId } },
+        { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "Hello {{item.name}}", body: "x" } },
+      ],
+      edges: [
+        { source: "t", target: "src" },
+        { source: "src", target: "out" },
+      ],
+    });
+    const { body: enqueued } = await enqueue(token, workflowId);
+
+    const doomed = new EmbeddedExecutor({ getDb, concurrency: 1, sweepIntervalMs: 3_600_000, step: crashingStep(() => enqueued.runId) });
+    doomed.poke(workflowId);
+    await doomed.idle();
+    await doomed.stop();
+
+    const db = await getDb();
+    const [stuck] = await db.select().from(runs).where(eq(runs.id, enqueued.runId));
+    expect(stuck.status).toBe("RUNNING");
+    expect(resend.emails()).toHaveLength(200); // batches 0 and 1 reached the provider before the crash
+
+    // The restarted process: its first sweep takes over runs whose heartbeat is stale (0 s here).
+    const restarted = new EmbeddedExecutor({ getDb, concurrency: 1, sweepIntervalMs: 3_600_000 });
+    await restarted.sweep(0);
+    await restarted.idle();
+    await restarted.stop();
+
+    const run = (await getRun(token, enqueued.runId)).body;
+    expect(run.status).toBe("SUCCESS");
+    expect(run.result).toEqual({ emailsSent: 250, filteredOut: 0, totalRows: 250 });
+    expect(run.logs.some((l: { message: string }) => l.message === "Run resumed after an interruption")).toBe(true);
+    const recipients = resend.emails().map((e) => e.to[0]);
+    expect(recipients).toHaveLength(250);
+    expect(new Set(recipients)).toEqual(new Set(rows.map((r) => r[0])));
+    // Batch 1 was sent again with the same idempotency key, and the provider delivered nothing the second time.
+    const batchKeys = resend.requests.filter((r) => r.path === "/emails/batch").map((r) => r.headers["idempotency-key"]);
+    expect(batchKeys).toEqual([
+      `${enqueued.runId}:out:batch:0:100`,
+      `${enqueued.runId}:out:batch:1:100`,
+      `${enqueued.runId}:out:batch:1:100`,
+      `${enqueued.runId}:out:batch:2:50`,
+    ]);
+  });
+});
