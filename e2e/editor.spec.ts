@@ -32,6 +32,12 @@ test("undo and redo reverse edits, and a reload keeps the saved layout", async (
   await page.keyboard.press("ControlOrMeta+Shift+z");
   await expect(page.locator('.react-flow__edge[data-id="trigger->output_1"]')).toHaveCount(1);
 
+  // The server saves only valid graphs: give the OUTPUT what it needs.
+  await editor.select("output_1");
+  await editor.field("output-foreach").fill("{{trigger.items}}");
+  await editor.field("output-subject").fill("Hello");
+  await editor.field("output-body").fill("Hi {{item.name}}");
+  await expect(page.getByTestId("validation-status")).toHaveAttribute("data-valid", "true");
   await editor.setName("Layout check");
   await page.keyboard.press("ControlOrMeta+s");
   await expect(page.getByTestId("saved")).toBeVisible();

@@ -19,10 +19,10 @@ test("build TRIGGER → DATA_SOURCE → FILTER → OUTPUT by hand, run it, every
 
   await editor.gotoNew();
   await expect(page.getByTestId("canvas-empty")).toBeVisible();
-  await editor.dragFromPalette("TRIGGER", 500, 80);
-  await editor.dragFromPalette("DATA_SOURCE", 500, 230);
-  await editor.dragFromPalette("FILTER", 500, 380);
-  await editor.dragFromPalette("OUTPUT", 500, 530);
+  await editor.dragFromPalette("TRIGGER", 450, 70);
+  await editor.dragFromPalette("DATA_SOURCE", 450, 250);
+  await editor.dragFromPalette("FILTER", 450, 430);
+  await editor.dragFromPalette("OUTPUT", 450, 610);
   await expect(editor.node("trigger")).toBeVisible();
   await expect(editor.node("output_1")).toBeVisible();
 

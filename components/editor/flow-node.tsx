@@ -50,11 +50,15 @@ function FlowNodeView({ id, data, selected }: NodeProps<FlowNode>) {
         </p>
       )}
       {errors.length > 0 && !status && (
-        <ul className="mt-2 space-y-1 rounded bg-red-50 px-2 py-1 text-xs text-red-700" data-testid={`node-errors-${id}`}>
-          {errors.slice(0, 3).map((e, i) => (
-            <li key={i}>{e}</li>
+        // Kept to two one-line items so an invalid node stays about the size of a valid one; the inspector
+        // lists every message in full.
+        <ul className="mt-2 space-y-0.5 rounded bg-red-50 px-2 py-1 text-[11px] leading-4 text-red-700" data-testid={`node-errors-${id}`}>
+          {errors.slice(0, 2).map((e, i) => (
+            <li key={i} className="truncate" title={e}>
+              {e}
+            </li>
           ))}
-          {errors.length > 3 && <li>…and {errors.length - 3} more</li>}
+          {errors.length > 2 && <li className="text-red-500">+{errors.length - 2} more</li>}
         </ul>
       )}
       <Handle type="source" position={Position.Bottom} data-testid={`handle-out-${id}`} />

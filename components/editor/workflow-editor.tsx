@@ -58,6 +58,7 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   const runs = useWorkflowRuns(workflowId);
   const validation = useValidation(editor.graph);
   const canvasRef = useRef<HTMLDivElement>(null);
+  const [initialHasNodes] = useState(() => (workflow?.graph.nodes.length ?? 0) > 0);
   const dirty = snapshot(name, editor.graph) !== saved;
 
   const selectedNode = editor.present.nodes.find((n) => n.selected) ?? null;
@@ -170,7 +171,9 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
             edgesReconnectable
             onlyRenderVisibleElements
             deleteKeyCode={["Backspace", "Delete"]}
-            fitView
+            // Fit only a graph that exists when opened: on an empty canvas the first dropped node would
+            // otherwise trigger the fit and jump away from where it was dropped.
+            fitView={initialHasNodes}
             fitViewOptions={{ maxZoom: 1, padding: 0.3 }}
             minZoom={0.1}
             proOptions={{ hideAttribution: true }}

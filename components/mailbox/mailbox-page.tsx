@@ -73,9 +73,16 @@ function MessageView({ message }: { message: MailboxMessage }) {
       </div>
       {message.html ? (
         // The HTML of an email is untrusted content: it renders in a sandbox without scripts.
-        <iframe title="Email body" sandbox="" srcDoc={message.html} className="h-[50vh] w-full rounded-lg ring-1 ring-slate-200" />
-      ) : null}
-      {message.text && (
+        <>
+          <iframe title="Email body" sandbox="" srcDoc={message.html} className="h-80 w-full rounded-lg ring-1 ring-slate-200" data-testid="mailbox-html" />
+          {message.text && (
+            <details className="mt-3">
+              <summary className="cursor-pointer text-xs font-medium text-slate-500">Plain-text version</summary>
+              <pre className="mt-2 whitespace-pre-wrap font-sans text-sm text-slate-800" data-testid="mailbox-text">{message.text}</pre>
+            </details>
+          )}
+        </>
+      ) : (
         <pre className="whitespace-pre-wrap font-sans text-sm text-slate-800" data-testid="mailbox-text">
           {message.text}
         </pre>
