@@ -1,6 +1,6 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
-import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+import { and, count, desc, eq, isNull, lt, or } from "drizzle-orm";
 import type { z } from "zod";
 import { getDb } from "@/db/client";
 import { webhookDeliveries, webhooks, workflows } from "@/db/schema";
@@ -12,6 +12,9 @@ import { assertSafeTargetUrl } from "@/lib/net/ssrf";
 import { webhookEvents, type createWebhookBody, type WebhookEvent } from "@/lib/schemas/webhooks";
 
 type WebhookRow = typeof webhooks.$inferSelect;
+
+/** Every finished run fans out to each webhook: a cap keeps one account from turning us into a traffic source. */
+export const MAX_WEBHOOKS_PER_ACCOUNT = 25;
 
 export function webhookView(row: WebhookRow) {
   return {
@@ -45,9 +48,25 @@ async function assertOwnWorkflow(accountId: string, workflowId: string): Promise
   }
 }
 
+async function assertBelowCap(accountId: string): Promise<void> {
+  const db = await getDb();
+  const [row] = await db
+    .select({ n: count() })
+    .from(webhooks)
+    .where(and(eq(webhooks.accountId, accountId), isNull(webhooks.deletedAt)));
+  if ((row?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+    throw new AppError(
+      "validation_failed",
+      `An account can have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks: delete one first`,
+      { errors: [{ path: "url", code: "too_many_webhooks", message: `At most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks` }] },
+    );
+  }
+}
+
 export async function createWebhook(accountId: string, body: z.output<typeof createWebhookBody>) {
   const { url } = await assertSafeTargetUrl(body.url);
   if (body.workflowId) await assertOwnWorkflow(accountId, body.workflowId);
+  await assertBelowCap(accountId);
   const events = webhookEvents.filter((e) => (body.events ?? webhookEvents).includes(e));
   const secret = newWebhookSecret();
   const db = await getDb();

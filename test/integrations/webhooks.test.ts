@@ -168,6 +168,17 @@ describe("webhook endpoints", () => {
     }
   });
 
+  it("caps the number of webhooks per account", async () => {
+    const account = await createTestAccount();
+    const db = await getDb();
+    await db.insert(webhooks).values(
+      Array.from({ length: 25 }, () => ({ id: newId("whk"), accountId: account.id, url: receiver.url, events: ["run.failed"], secretEncrypted: "x" })),
+    );
+    const res = await call(createRoute, { token: account.token, json: { url: receiver.url } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].code).toBe("too_many_webhooks");
+  });
+
   it("deletes a webhook (404 afterwards, and for another account)", async () => {
     const owner = await createTestAccount();
     const other = await createTestAccount();
