@@ -9,14 +9,12 @@ import {
   topologicalOrder,
   type NodeStatus,
 } from "./plan";
-import type { Graph, GraphEdge } from "./schema";
+import type { Graph, GraphEdge, GraphNode } from "./schema";
 
 /** A graph of DATA_SOURCE nodes after one TRIGGER "t": only the edges matter to planning. */
 function graph(ids: string[], edges: [string, string, string?][]): Graph {
   return {
-    nodes: ids.map((id) =>
-      id === "t" ? { id, type: "TRIGGER" as const, data: {} } : { id, type: "DATA_SOURCE" as const, data: { uploadId: "u" } },
-    ),
+    nodes: ids.map((id): GraphNode => (id === "t" ? { id, type: "TRIGGER", data: {} } : { id, type: "DATA_SOURCE", data: { uploadId: "u" } })),
     edges: edges.map(([source, target, condition]) => (condition === undefined ? { source, target } : { source, target, condition })),
   };
 }
