@@ -62,6 +62,7 @@ export const integrationsOperations: OperationSpec[] = [
     tag,
     auth: true,
     responses: { 200: { description: "Link status", schema: googleStatusResponse } },
+    errors: ["google_not_configured"],
   },
   {
     method: "delete",

@@ -117,6 +117,11 @@ describe("GET /api/integrations/google/connect", () => {
     expect(res.status).toBe(503);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
     expect(res.body.code).toBe("google_not_configured");
+    const status = await call(statusRoute, { token: account.token });
+    expect(status.status).toBe(503);
+    expect(status.body.code).toBe("google_not_configured");
+    const files = await call(filesRoute, { path: "/api/integrations/google/files", token: account.token });
+    expect(files.status).toBe(503);
   });
 });
 

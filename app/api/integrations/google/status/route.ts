@@ -1,5 +1,9 @@
 import { getGoogleStatus } from "@/lib/google/links";
+import { assertGoogleConfigured } from "@/lib/google/oauth-client";
 import { ok, route } from "@/lib/http/route";
 
-// GET /api/integrations/google/status – whether a Google account is linked
-export const GET = route({ auth: true }, async ({ account }) => ok(await getGoogleStatus(account.id)));
+// GET /api/integrations/google/status – whether a Google account is linked (503 when this server has no Google client)
+export const GET = route({ auth: true }, async ({ account }) => {
+  assertGoogleConfigured();
+  return ok(await getGoogleStatus(account.id));
+});
