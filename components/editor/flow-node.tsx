@@ -1,6 +1,6 @@
 "use client";
 import { Handle, Position, type NodeProps } from "@xyflow/react";
-import { memo } from "react";
+import { createContext, memo, useContext } from "react";
 import type { NodeResult } from "@/lib/client/types";
 import { cx } from "@/components/ui";
 import type { FlowNode } from "./mapper";
@@ -11,6 +11,9 @@ export interface NodeOverlay {
   errors?: string[];
   run?: NodeResult;
 }
+
+/** Upload id → file name, so a DATA_SOURCE card shows "people.csv" rather than an id. */
+export const UploadNamesContext = createContext<Map<string, string>>(new Map());
 
 const STATUS_RING: Record<string, string> = {
   PENDING: "ring-slate-300 bg-slate-50",
@@ -25,6 +28,7 @@ function FlowNodeView({ id, data, selected }: NodeProps<FlowNode>) {
   const kind = NODE_KINDS[data.type];
   const status = overlay.run?.status;
   const errors = overlay.errors ?? [];
+  const uploadNames = useContext(UploadNamesContext);
   return (
     <div
       data-testid={`node-${id}`}
@@ -43,7 +47,7 @@ function FlowNodeView({ id, data, selected }: NodeProps<FlowNode>) {
         {status && <StatusDot status={status} testId={`node-status-${id}`} />}
       </div>
       <p className="mt-1.5 truncate font-mono text-sm font-semibold text-slate-900">{id}</p>
-      <p className="truncate text-xs text-slate-500">{summarize(data.type, data.config)}</p>
+      <p className="truncate text-xs text-slate-500">{summarize(data.type, data.config, uploadNames)}</p>
       {overlay.run?.status === "FAILED" && overlay.run.error && (
         <p className="mt-2 rounded bg-red-100 px-2 py-1 text-xs text-red-800" data-testid={`node-run-error-${id}`}>
           {overlay.run.error}

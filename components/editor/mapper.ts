@@ -1,5 +1,5 @@
 // The only place that converts between the domain graph (stored, API format) and React Flow's objects.
-import type { Edge, Node } from "@xyflow/react";
+import { MarkerType, type Edge, type Node } from "@xyflow/react";
 import type { Graph, GraphEdge, NodeType } from "@/lib/client/types";
 import { layoutPositions } from "./layout";
 
@@ -21,6 +21,7 @@ export function toFlowEdge(edge: GraphEdge): FlowEdge {
     source: edge.source,
     target: edge.target,
     type: "condition",
+    markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16, color: "#94a3b8" },
     data: edge.condition ? { condition: edge.condition } : {},
   };
 }

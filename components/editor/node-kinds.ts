@@ -68,13 +68,13 @@ export function nextNodeId(type: NodeType, taken: Set<string>): string {
 }
 
 /** One line that says what a node does, for the card on the canvas. */
-export function summarize(type: NodeType, data: Record<string, unknown>): string {
+export function summarize(type: NodeType, data: Record<string, unknown>, uploadNames?: Map<string, string>): string {
   const text = (v: unknown) => (typeof v === "string" ? v : "");
   switch (type) {
     case "TRIGGER":
       return "Run manually or through the API";
     case "DATA_SOURCE":
-      return data.driveFileId ? `Drive file ${text(data.driveFileId)}` : data.uploadId ? `Upload ${text(data.uploadId)}` : "Choose a CSV";
+      return data.driveFileId ? `Drive file ${text(data.driveFileId)}` : data.uploadId ? (uploadNames?.get(text(data.uploadId)) ?? `Upload ${text(data.uploadId)}`) : "Choose a CSV";
     case "AI":
       return text(data.prompt) || "Write a prompt";
     case "FILTER":

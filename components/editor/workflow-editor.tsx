@@ -6,12 +6,12 @@ import Link from "next/link";
 import { useSearchParams } from "next/navigation";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { errorMessage } from "@/lib/client/api";
-import { keys, startRun, useSaveWorkflow, useWorkflow, useWorkflowRuns } from "@/lib/client/hooks";
+import { keys, startRun, useSaveWorkflow, useUploads, useWorkflow, useWorkflowRuns } from "@/lib/client/hooks";
 import { isFinished, useRun } from "@/lib/client/use-run";
 import type { Graph, NodeType, Workflow } from "@/lib/client/types";
 import { Badge, Button, ErrorAlert, Input, PageSpinner, cx } from "@/components/ui";
 import { ConditionEdge } from "./condition-edge";
-import { FlowNodeComponent, type NodeOverlay } from "./flow-node";
+import { FlowNodeComponent, UploadNamesContext, type NodeOverlay } from "./flow-node";
 import type { FlowEdge, FlowNode } from "./mapper";
 import { DRAG_MIME, Palette } from "./palette";
 import { SidePanel } from "./side-panel";
@@ -60,6 +60,8 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   const canvasRef = useRef<HTMLDivElement>(null);
   const [initialHasNodes] = useState(() => (workflow?.graph.nodes.length ?? 0) > 0);
   const dirty = snapshot(name, editor.graph) !== saved;
+  const uploads = useUploads();
+  const uploadNames = useMemo(() => new Map((uploads.data?.items ?? []).map((u) => [u.uploadId, u.filename])), [uploads.data]);
 
   const selectedNode = editor.present.nodes.find((n) => n.selected) ?? null;
   const selectedEdge = selectedNode ? null : (editor.present.edges.find((e) => e.selected) ?? null);
@@ -158,6 +160,7 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
             addAt(type, e.clientX, e.clientY);
           }}
         >
+          <UploadNamesContext.Provider value={uploadNames}>
           <ReactFlow<FlowNode, FlowEdge>
             nodes={nodes}
             edges={edges}
@@ -176,13 +179,13 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
             fitView={initialHasNodes}
             fitViewOptions={{ maxZoom: 1, padding: 0.3 }}
             minZoom={0.1}
-            proOptions={{ hideAttribution: true }}
             defaultEdgeOptions={{ type: "condition" }}
           >
             <Background gap={20} color="#e2e8f0" />
             <MiniMap pannable zoomable className="!bg-white ring-1 ring-slate-200" nodeColor={(n) => minimapColor(n as FlowNode & { data: NodeOverlay })} />
             <Controls showInteractive={false} />
           </ReactFlow>
+          </UploadNamesContext.Provider>
           {editor.present.nodes.length === 0 && (
             <div className="pointer-events-none absolute inset-0 z-10 flex items-center justify-center" data-testid="canvas-empty">
               <div className="max-w-sm rounded-xl bg-white/90 px-6 py-5 text-center shadow-sm ring-1 ring-slate-200">
