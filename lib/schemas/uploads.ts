@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { OperationSpec } from "@/lib/http/openapi";
 import { paginationQuery } from "@/lib/http/pagination";
 
-export const uploadIdParams = z.object({ uploadId: z.string().min(1).max(100) });
+export const uploadIdParams = z.object({ uploadId: z.string() });
 
 export const listUploadsQuery = z.strictObject(paginationQuery);
 

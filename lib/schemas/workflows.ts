@@ -3,7 +3,7 @@ import { graphSchema } from "@/lib/graph/schema";
 import type { OperationSpec } from "@/lib/http/openapi";
 import { paginationQuery } from "@/lib/http/pagination";
 
-export const workflowIdParams = z.object({ workflowId: z.string().min(1).max(100) });
+export const workflowIdParams = z.object({ workflowId: z.string() });
 
 export const workflowName = z
   .string()

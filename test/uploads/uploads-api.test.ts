@@ -240,6 +240,16 @@ describe("listing, reading and deleting uploads", () => {
     expect(second.body).toEqual({ items: [expect.objectContaining({ uploadId: ids[0], filename: "one.csv" })], nextCursor: null });
   });
 
+  it("answers 422 to a forged cursor and 404 to any unknown id", async () => {
+    const forged = Buffer.from(JSON.stringify({ k: "not a date", id: "x" })).toString("base64url");
+    const res = await call(uploadsRoute.GET, { path: `/api/uploads?cursor=${forged}`, token: alice.token });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0]).toMatchObject({ path: "query.cursor", code: "invalid_cursor" });
+    for (const uploadId of ["upl_" + "x".repeat(500), "nope", "__proto__"]) {
+      expect((await call(uploadRoute.GET, { token: alice.token, params: { uploadId } })).status).toBe(404);
+    }
+  });
+
   it("answers 404 for another account's upload, and after delete", async () => {
     const res = await upload(alice.token, form("a\n1\n"));
     const uploadId = res.body.uploadId;

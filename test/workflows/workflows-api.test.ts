@@ -255,6 +255,16 @@ describe("reading, updating and deleting", () => {
     expect(fetched.body).toMatchObject({ version: 2, name: "Renamed", graph: changed });
   });
 
+  it("answers 422 to a forged cursor and 404 to any unknown id", async () => {
+    const forged = Buffer.from(JSON.stringify({ k: 12, id: "x" })).toString("base64url");
+    const res = await call(workflowsRoute.GET, { path: `/api/workflows?cursor=${forged}`, token: alice.token });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0]).toMatchObject({ path: "query.cursor", code: "invalid_cursor" });
+    for (const workflowId of ["wf_" + "x".repeat(500), "constructor"]) {
+      expect((await call(workflowRoute.GET, { token: alice.token, params: { workflowId } })).status).toBe(404);
+    }
+  });
+
   it("answers 404 for another account's workflow on every verb", async () => {
     const { body: wf } = await create(alice, { name: "Private", graph: linearGraph() });
     const params = { workflowId: wf.id };

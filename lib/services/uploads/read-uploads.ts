@@ -5,6 +5,7 @@ import { uploads } from "@/db/schema";
 import { readUploadRows } from "@/db/queries/upload-rows";
 import { AppError } from "@/lib/http/errors";
 import { decodeCursor, page } from "@/lib/http/pagination";
+import { cursorDate } from "@/lib/services/uploads/cursor-date";
 import { toUploadView } from "./upload-view";
 
 export const PREVIEW_ROWS = 20;
@@ -22,10 +23,11 @@ async function findOwnUpload(db: Db, accountId: string, uploadId: string) {
 export async function listUploads(accountId: string, query: { limit: number; cursor?: string }) {
   const db = await getDb();
   const cursor = decodeCursor(query.cursor);
-  const after = cursor
+  const since = cursor ? cursorDate(cursor) : undefined;
+  const after = cursor && since
     ? or(
-        lt(uploads.createdAt, new Date(String(cursor.k))),
-        and(eq(uploads.createdAt, new Date(String(cursor.k))), lt(uploads.id, cursor.id)),
+        lt(uploads.createdAt, since),
+        and(eq(uploads.createdAt, since), lt(uploads.id, cursor.id)),
       )
     : undefined;
   const rows = await db

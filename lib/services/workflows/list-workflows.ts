@@ -3,15 +3,17 @@ import { and, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { runs, workflows } from "@/db/schema";
 import { decodeCursor, page } from "@/lib/http/pagination";
+import { cursorDate } from "@/lib/services/uploads/cursor-date";
 
 /** GET /api/workflows: most recently updated first, each with its node count and its latest run (by enqueue order). */
 export async function listWorkflows(accountId: string, query: { limit: number; cursor?: string }) {
   const db = await getDb();
   const cursor = decodeCursor(query.cursor);
-  const after = cursor
+  const since = cursor ? cursorDate(cursor) : undefined;
+  const after = cursor && since
     ? or(
-        lt(workflows.updatedAt, new Date(String(cursor.k))),
-        and(eq(workflows.updatedAt, new Date(String(cursor.k))), lt(workflows.id, cursor.id)),
+        lt(workflows.updatedAt, since),
+        and(eq(workflows.updatedAt, since), lt(workflows.id, cursor.id)),
       )
     : undefined;
   const rows = await db

@@ -1,7 +1,6 @@
 import { graphJsonSchema } from "@/lib/graph/schema";
 import { route } from "@/lib/http/route";
 
-export const dynamic = "force-static";
 
 // GET /api/schemas/graph – the graph's JSON Schema, public (it describes a format, not anyone's data)
 export const GET = route({ auth: false }, async () =>

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { buildOpenApiDocument } from "@/lib/http/openapi";
+import { allOperations } from "@/lib/http/operations";
+import { uploadOperations } from "@/lib/schemas/uploads";
+import { workflowOperations } from "@/lib/schemas/workflows";
+
+describe("OpenAPI for uploads and workflows", () => {
+  it("documents every operation, registered in the shared list", () => {
+    const doc = buildOpenApiDocument([...uploadOperations, ...workflowOperations], { version: "test", serverUrl: "http://localhost" });
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      "/api/schemas/graph",
+      "/api/uploads",
+      "/api/uploads/{uploadId}",
+      "/api/uploads/{uploadId}/rows",
+      "/api/workflows",
+      "/api/workflows/validate",
+      "/api/workflows/{workflowId}",
+    ]);
+    const upload = doc.paths["/api/uploads"].post as { requestBody: { content: Record<string, unknown> } };
+    expect(Object.keys(upload.requestBody.content)).toEqual(["multipart/form-data"]);
+    const create = doc.paths["/api/workflows"].post as { requestBody: { content: { "application/json": { schema: { properties: Record<string, unknown> } } } } };
+    expect(Object.keys(create.requestBody.content["application/json"].schema.properties)).toEqual(["name", "graph"]);
+    for (const op of [...uploadOperations, ...workflowOperations]) expect(allOperations).toContain(op);
+  });
+});
