@@ -131,6 +131,23 @@ describe("POST /api/workflows", () => {
     });
   }
 
+  it("keeps __proto__ and constructor keys in a graph inert", async () => {
+    const before = await counts();
+    const graph = JSON.stringify(linearGraph()).replace('"data":{}', '"data":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}');
+    const res = await call(workflowsRoute.POST, {
+      body: `{"name":"proto","graph":${graph},"__proto__":{"polluted":true}}`,
+      headers: { "content-type": "application/json" },
+      token: alice.token,
+    });
+    expect(res.status).toBe(422);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(await counts()).toEqual(before);
+    const inGraph = await create(alice, { name: "proto", graph: JSON.parse(`{"__proto__":{"polluted":true},"nodes":[],"edges":[]}`) });
+    expect(inGraph.status).toBe(422);
+    expect(inGraph.body.code).toBe("invalid_graph");
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it("lists every problem at once, including the unknown upload", async () => {
     const graph = withEdges(linearGraph(bobUpload), { source: "ai", target: "ai" }, { source: "ai", target: "ghost" });
     const res = await create(alice, { name: "bad", graph });
