@@ -107,6 +107,21 @@ describe("comparisons with the contract's numeric-string rules", () => {
     ]);
   });
 
+  it("gives the same answers on the constant fast path as on the general path", () => {
+    const values: unknown[] = ["4", "4.0", " 4 ", "abc", "", "true", "FALSE", 4, 0, -1.5, null, true, false, [4], { a: 1 }];
+    const constants: (number | string)[] = [4, 0, -1.5, "4", "abc", "", "true"];
+    for (const op of ["==", "!=", "<", "<=", ">", ">="]) {
+      for (const constant of constants) {
+        const fast = compileExpression(`x ${op} ${JSON.stringify(constant)}`);
+        const general = compileExpression(`x ${op} [${JSON.stringify(constant)}][0]`);
+        for (const x of values) {
+          const scope = { item: { x }, nodes: {} };
+          expect([op, constant, x, fast.evaluate(scope)]).toEqual([op, constant, x, general.evaluate(scope)]);
+        }
+      }
+    }
+  });
+
   it("refuses chained comparisons", () => {
     expect(syntaxError("1 < x < 3").message).toBe('Unexpected "<" at position 6: comparisons cannot be chained, join them with &&');
   });

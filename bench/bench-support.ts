@@ -1,0 +1,66 @@
+// Shared setup of the run benchmarks: a database (PGlite in a temp dir, or DATABASE_URL), an account, an upload.
+import { mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { getDb, getDbHandle } from "@/db/client";
+import { migratePostgres } from "@/db/migrate";
+import { accounts, uploadChunks, uploads, workflows } from "@/db/schema";
+import { resetConfig } from "@/lib/config";
+import { newId } from "@/lib/ids";
+
+export function benchEnv(extra: Record<string, string> = {}): void {
+  process.env.DATA_DIR ??= mkdtempSync(path.join(os.tmpdir(), "flowmail-bench-"));
+  process.env.AUTH_SECRET ??= "bench-secret-bench-secret-bench-secret-0123";
+  process.env.LOG_LEVEL ??= "error";
+  Object.assign(process.env, extra);
+  resetConfig();
+}
+
+export async function benchDb() {
+  const handle = await getDbHandle();
+  if (handle.driver === "postgres") await migratePostgres(handle.db);
+  return { db: handle.db, driver: handle.driver };
+}
+
+export async function benchAccount(): Promise<string> {
+  const db = await getDb();
+  const id = newId("usr");
+  await db.insert(accounts).values({ id, email: `bench-${id.slice(-8).toLowerCase()}@example.com`, fullName: "Bench", passwordHash: "x", emailVerifiedAt: new Date() });
+  return id;
+}
+
+export async function benchUpload(accountId: string, columns: string[], rowCount: number, row: (i: number) => string[]): Promise<string> {
+  const db = await getDb();
+  const id = newId("upl");
+  await db.insert(uploads).values({ id, accountId, filename: "bench.csv", rowCount, columns, sizeBytes: rowCount * 40 });
+  const chunkSize = 2000;
+  for (let c = 0; c * chunkSize < rowCount; c++) {
+    const rows: string[][] = [];
+    for (let i = c * chunkSize; i < Math.min(rowCount, (c + 1) * chunkSize); i++) rows.push(row(i));
+    await db.insert(uploadChunks).values({ uploadId: id, chunkIndex: c, firstRow: c * chunkSize, rowCount: rows.length, rows });
+  }
+  return id;
+}
+
+export async function benchWorkflow(accountId: string, graph: unknown): Promise<string> {
+  const db = await getDb();
+  const id = newId("wf");
+  await db.insert(workflows).values({ id, accountId, name: "bench", graph, version: 1 });
+  return id;
+}
+
+export const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+
+/** Samples RSS every 20 ms until stopped; returns the peak. */
+export function rssSampler() {
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 20);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, process.memoryUsage().rss);
+    },
+  };
+}

@@ -1,0 +1,73 @@
+// 100,000-row CSV → FILTER (~40 % pass) → OUTPUT through the real Resend SDK to a local fake Resend.
+// Measures enqueue → SUCCESS and the peak RSS of this process (the app side; the fake Resend runs in it too).
+// Usage: npx tsx --conditions=react-server bench/run-pipeline.ts   (DATABASE_URL=postgres://… for PostgreSQL)
+import { startFakeResend } from "@/test/support/fake-resend";
+import { benchAccount, benchDb, benchEnv, benchUpload, benchWorkflow, mb, rssSampler } from "./bench-support";
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
+
+async function main() {
+  const resend = await startFakeResend();
+  benchEnv({ RESEND_API_KEY: "re_bench", RESEND_BASE_URL: resend.url, EMAIL_DAILY_QUOTA: "10000000" });
+  const { driver } = await benchDb();
+  const { getDb } = await import("@/db/client");
+  const { getRun } = await import("@/lib/services/runs/get-run");
+  const { enqueueRun } = await import("@/lib/services/runs/enqueue-run");
+  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/embedded-executor");
+
+  const accountId = await benchAccount();
+  const uploadId = await benchUpload(accountId, ["name", "email", "rating", "comment"], ROWS, (i) => [
+    `Person ${i}`,
+    `person${i}@example.com`,
+    String((i % 5) + 1), // ratings 1..5: "rating >= 4" keeps 40 %
+    "Lorem ipsum dolor sit amet",
+  ]);
+  const workflowId = await benchWorkflow(accountId, {
+    nodes: [
+      { id: "t", type: "TRIGGER", data: {} },
+      { id: "src", type: "DATA_SOURCE", data: { uploadId } },
+      { id: "f", type: "FILTER", data: { source: "{{src.rows}}", expr: "rating >= 4" } },
+      { id: "out", type: "OUTPUT", data: { forEach: "{{f.items}}", to: "{{item.email}}", subject: "Thanks {{item.name}}", body: "You rated us {{item.rating}}." } },
+    ],
+    edges: [
+      { source: "t", target: "src" },
+      { source: "src", target: "f" },
+      { source: "f", target: "out" },
+    ],
+  });
+  const timings: string[] = [];
+  const step = {
+    async run<T>(id: string, fn: () => Promise<T>): Promise<T> {
+      const t0 = performance.now();
+      try {
+        return await fn();
+      } finally {
+        if (process.env.BENCH_TRACE) timings.push(`${id}=${Math.round(performance.now() - t0)}ms`);
+      }
+    },
+  };
+  const executor = startEmbeddedExecutor({ getDb, concurrency: 4, sweepIntervalMs: 3_600_000, step });
+  global.gc?.();
+  const rssBefore = process.memoryUsage().rss;
+  const rss = rssSampler();
+  const started = performance.now();
+  const { run } = await enqueueRun(accountId, workflowId, undefined);
+  await executor.idle();
+  const seconds = (performance.now() - started) / 1000;
+  const peak = rss.stop();
+  const finished = await getRun(accountId, run.runId, "map");
+  await stopEmbeddedExecutor();
+  const delivered = resend.emails().length;
+  if (process.env.BENCH_TRACE) console.log(timings.join(" "));
+  await resend.close();
+  console.log(
+    `run-pipeline: driver=${driver} rows=${ROWS} status=${finished.status} emailsSent=${finished.result?.emailsSent} delivered=${delivered} ` +
+      `filteredOut=${finished.result?.filteredOut} enqueue→SUCCESS=${seconds.toFixed(2)}s peakRSS=${mb(peak)}MB rssAtEnqueue=${mb(rssBefore)}MB (limits 15s, 512MB)`,
+  );
+  process.exit(finished.status === "SUCCESS" && delivered === Math.round(ROWS * 0.4) ? 0 : 1);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
