@@ -99,19 +99,29 @@ async function planWave(
   return ready;
 }
 
+const BATCHES_IN_PARALLEL = 4;
+
 /** One node: its main step, then (OUTPUT) one step per batch and a completing step. */
 async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNode): Promise<NodeSummary> {
   const executor = nodeExecutors[node.type] as NodeExecutor;
   const first = await step.run(`node:${node.id}`, () => startNode(deps.db, run, node, executor));
   if (first.status !== "RUNNING") return first;
-  for (let batch = 0; batch < (first.batches ?? 0); batch++) {
-    const summary = await step.run(`node:${node.id}:batch:${batch}`, () =>
-      guard(deps.db, run, node, async (rt) => {
-        await executor.runBatch!(node, rt, batch);
-        return { status: "RUNNING" };
-      }),
+  const batches = first.batches ?? 0;
+  // A few batch steps at a time: the ledger keys each email, so concurrent batches never overlap.
+  for (let start = 0; start < batches; start += BATCHES_IN_PARALLEL) {
+    const group = Array.from({ length: Math.min(BATCHES_IN_PARALLEL, batches - start) }, (_, k) => start + k);
+    const summaries = await Promise.all(
+      group.map((batch) =>
+        step.run(`node:${node.id}:batch:${batch}`, () =>
+          guard(deps.db, run, node, async (rt) => {
+            await executor.runBatch!(node, rt, batch);
+            return { status: "RUNNING" };
+          }),
+        ),
+      ),
     );
-    if (summary.status === "FAILED") return summary;
+    const failed = summaries.find((s) => s.status === "FAILED");
+    if (failed) return failed;
   }
   return step.run(`node:${node.id}:done`, () => guard(deps.db, run, node, async (rt) => finishNode(deps.db, run, node, await executor.complete!(node, rt))));
 }
@@ -143,7 +153,7 @@ async function guard(
   node: GraphNode,
   fn: (rt: Awaited<ReturnType<typeof buildRuntime>>) => Promise<NodeSummary>,
 ): Promise<NodeSummary> {
-  await heartbeat(db, run.runId);
+  await beat(db, run.runId);
   try {
     return await fn(await buildRuntime(db, run, node));
   } catch (error) {
@@ -153,6 +163,17 @@ async function guard(
     await appendRunLog(db, run.runId, "error", `Node "${node.id}" failed: ${message}`, node.id);
     return { status: "FAILED", error: message };
   }
+}
+
+const lastBeat = new Map<string, number>();
+
+/** Heartbeat at most every few seconds per run: steps can be many and short (OUTPUT batches). */
+async function beat(db: Db, runId: string): Promise<void> {
+  const now = Date.now();
+  if (now - (lastBeat.get(runId) ?? 0) < 5_000) return;
+  lastBeat.set(runId, now);
+  if (lastBeat.size > 1000) lastBeat.clear();
+  await heartbeat(db, runId);
 }
 
 function nodeErrorMessage(error: unknown): string {

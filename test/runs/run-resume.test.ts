@@ -1,6 +1,6 @@
-import { and, eq, gte, lt } from "drizzle-orm";
+import { and, eq, gte, lt, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "@/db/client";
+import { execRows, getDb } from "@/db/client";
 import { emailSends, runs } from "@/db/schema";
 import { resetConfig } from "@/lib/config";
 import { EmbeddedExecutor, inlineStep } from "@/lib/engine/embedded-executor";
@@ -29,19 +29,25 @@ class SimulatedCrash extends Error {}
 
 /**
  * A step runner that "kills the process" inside batch 1 of the OUTPUT node: the provider has accepted the batch,
- * but the ledger still says pending (the crash came before the ledger update), and nothing after it runs.
+ * but the ledger still says pending (the crash came before the ledger update). Batch steps run a few at a time,
+ * so the crash waits for its siblings to settle, which makes the state the resume starts from deterministic.
  */
 function crashingStep(runIdOf: () => string): Step {
+  const inflight = new Set<Promise<unknown>>();
   return {
     async run(id, fn) {
-      if (id !== "node:out:batch:1") return inlineStep.run(id, fn);
-      const result = await fn();
+      if (id !== "node:out:batch:1") {
+        const p = inlineStep.run(id, fn);
+        inflight.add(p);
+        return p.finally(() => inflight.delete(p));
+      }
+      await fn();
       const db = await getDb();
       await db
         .update(emailSends)
         .set({ status: "pending", sentAt: null, providerMessageId: null })
         .where(and(eq(emailSends.runId, runIdOf()), gte(emailSends.itemIndex, 100), lt(emailSends.itemIndex, 200)));
-      void result;
+      await Promise.allSettled([...inflight]);
       throw new SimulatedCrash("process killed");
     },
   };
@@ -73,7 +79,12 @@ describe("a process that stops mid-OUTPUT", () => {
     const db = await getDb();
     const [stuck] = await db.select().from(runs).where(eq(runs.id, enqueued.runId));
     expect(stuck.status).toBe("RUNNING");
-    expect(resend.emails()).toHaveLength(200); // batches 0 and 1 reached the provider before the crash
+    expect(resend.emails()).toHaveLength(250); // every batch reached the provider; batch 1 was never marked sent
+    const [{ pending }] = await execRows<{ pending: number }>(
+      db,
+      sql`select count(*)::int as pending from email_sends where run_id = ${enqueued.runId} and status = 'pending'`,
+    );
+    expect(Number(pending)).toBe(100);
 
     // The restarted process: its first sweep takes over runs whose heartbeat is stale (0 s here).
     const restarted = new EmbeddedExecutor({ getDb, concurrency: 1, sweepIntervalMs: 3_600_000 });
@@ -90,11 +101,12 @@ describe("a process that stops mid-OUTPUT", () => {
     expect(new Set(recipients)).toEqual(new Set(rows.map((r) => r[0])));
     // Batch 1 was sent again with the same idempotency key, and the provider delivered nothing the second time.
     const batchKeys = resend.requests.filter((r) => r.path === "/emails/batch").map((r) => r.headers["idempotency-key"]);
-    expect(batchKeys).toEqual([
+    expect([...batchKeys].sort()).toEqual([
       `${enqueued.runId}:out:batch:0:100`,
       `${enqueued.runId}:out:batch:1:100`,
       `${enqueued.runId}:out:batch:1:100`,
       `${enqueued.runId}:out:batch:2:50`,
     ]);
+    expect(batchKeys[batchKeys.length - 1]).toBe(`${enqueued.runId}:out:batch:1:100`);
   });
 });

@@ -2,7 +2,7 @@ import "server-only";
 import { getConfig } from "@/lib/config";
 import { getEmailSender } from "@/lib/email";
 import { NodeError, type NodeExecutor, type NodeOf, type NodeRuntime } from "../types";
-import { countSent, markFailed, markSent, quotaUsage, recordPending, sentIndexes } from "./ledger";
+import { countSent, markFailed, markSent, quotaUsage, recordPending } from "./ledger";
 import { forEachItems, renderEmail, validateAllEmails, type RenderedEmail } from "./render-emails";
 import { sendBatchWithRetry } from "./send-with-retry";
 
@@ -34,8 +34,7 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
       emails.push(email);
     }
     const key = ledgerKey(node, rt);
-    await recordPending(rt.db, key, emails);
-    const alreadySent = await sentIndexes(rt.db, key, from, to);
+    const alreadySent = await recordPending(rt.db, key, emails);
     const pending = emails.filter((e) => !alreadySent.has(e.itemIndex));
     if (pending.length === 0) return;
     try {

@@ -1,55 +1,42 @@
 import "server-only";
-import { and, eq, gte, lt, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
-import { emailSends } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import type { RenderedEmail } from "./render-emails";
 
 type Key = { runId: string; nodeId: string; accountId: string };
 
-/** Records the emails of a batch as pending before the provider call (the unique (run, node, item) key makes it idempotent). */
-export async function recordPending(db: Db, key: Key, emails: RenderedEmail[]): Promise<void> {
-  if (emails.length === 0) return;
-  await db
-    .insert(emailSends)
-    .values(
-      emails.map((e) => ({
-        id: newId("eml"),
-        runId: key.runId,
-        nodeId: key.nodeId,
-        itemIndex: e.itemIndex,
-        accountId: key.accountId,
-        to: e.to,
-        subject: e.subject,
-        status: "pending" as const,
-      })),
-    )
-    .onConflictDoNothing();
-}
-
-/** Item indexes in [from, to) already delivered to the provider by an earlier attempt. */
-export async function sentIndexes(db: Db, key: Key, from: number, to: number): Promise<Set<number>> {
-  const rows = await db
-    .select({ itemIndex: emailSends.itemIndex })
-    .from(emailSends)
-    .where(
-      and(
-        eq(emailSends.runId, key.runId),
-        eq(emailSends.nodeId, key.nodeId),
-        eq(emailSends.status, "sent"),
-        gte(emailSends.itemIndex, from),
-        lt(emailSends.itemIndex, to),
-      ),
-    );
-  return new Set(rows.map((r) => r.itemIndex));
+/**
+ * Records the emails of a batch as pending before the provider call (the unique (run, node, item) key makes it
+ * idempotent) and answers the indexes already sent. One JSON parameter instead of hundreds of bind parameters.
+ */
+export async function recordPending(db: Db, key: Key, emails: RenderedEmail[]): Promise<Set<number>> {
+  if (emails.length === 0) return new Set();
+  const rows = JSON.stringify(emails.map((e) => ({ id: newId("eml"), item_index: e.itemIndex, to: e.to, subject: e.subject })));
+  const indexes = emails.map((e) => e.itemIndex);
+  // One round trip: record the pending rows and read which of these items an earlier attempt already sent.
+  const sent = await execRows<{ item_index: number }>(
+    db,
+    sql`with recorded as (
+          insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status)
+          select x.id, ${key.runId}, ${key.nodeId}, x.item_index, ${key.accountId}, x."to", x.subject, 'pending'
+          from jsonb_to_recordset(${rows}::jsonb) as x(id text, item_index int, "to" text, subject text)
+          on conflict (run_id, node_id, item_index) do nothing
+          returning item_index
+        )
+        select item_index from email_sends
+        where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'sent'
+          and item_index between ${Math.min(...indexes)} and ${Math.max(...indexes)}`,
+  );
+  return new Set(sent.map((r) => Number(r.item_index)));
 }
 
 export async function markSent(db: Db, key: Key, sent: { itemIndex: number; providerId: string }[]): Promise<void> {
   if (sent.length === 0) return;
-  const values = sql.join(sent.map((s) => sql`(${s.itemIndex}::int, ${s.providerId}::text)`), sql`, `);
+  const rows = JSON.stringify(sent.map((s) => ({ idx: s.itemIndex, pid: s.providerId })));
   await db.execute(sql`
     update email_sends as e set status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null
-    from (values ${values}) as v(idx, pid)
+    from jsonb_to_recordset(${rows}::jsonb) as v(idx int, pid text)
     where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index = v.idx`);
 }
 
