@@ -16,27 +16,15 @@ import {
   nodeDataSchemas,
   positionSchema,
   type Graph,
-  type NodeType,
 } from "./schema";
-import { TemplateSyntaxError, isLoneTemplate, templateRefs } from "./templates";
-import { ExpressionSyntaxError, compileExpression } from "./expressions";
+import { TEMPLATE_FIELDS, checkCondition, checkConditionSyntax, checkNodeReferences, type EdgeInfo, type NodeInfo, type Report } from "./validate-references";
+import { ancestorIndex, checkCycles, checkReachable } from "./validate-structure";
 
 export type GraphError = { path: string; code: string; message: string; nodeId?: string };
 
 export type GraphValidation = { valid: boolean; errors: GraphError[]; graph: Graph | null };
 
-/** How each templated field of a node type is checked: `lone` must be exactly one template (a list); `item`
- * fields may use {{item.…}}; `text` fields may not. */
-export const TEMPLATE_FIELDS: { [K in NodeType]: Record<string, "lone" | "item" | "text"> } = {
-  TRIGGER: {},
-  DATA_SOURCE: {},
-  AI: { prompt: "text", system: "text" },
-  FILTER: { source: "lone" },
-  OUTPUT: { forEach: "lone", to: "item", subject: "item", body: "item" },
-};
-
-type NodeInfo = { index: number; id?: string; type?: NodeType; data?: Record<string, unknown> };
-type EdgeInfo = { index: number; source: string; target: string; condition?: string };
+export { TEMPLATE_FIELDS };
 
 const NODE_KEYS = new Set(["id", "type", "data", "position"]);
 const EDGE_KEYS = new Set(["source", "target", "condition"]);
@@ -79,8 +67,6 @@ export function validateGraph(input: unknown): GraphValidation {
   const parsed = graphSchema.safeParse(input);
   return { valid: errors.length === 0, errors, graph: parsed.success ? parsed.data : null };
 }
-
-type Report = (code: string, path: string, message: string, nodeId?: string) => void;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
@@ -192,217 +178,6 @@ function checkEdges(rawEdges: unknown[], byId: Map<string, NodeInfo>, report: Re
     edges.push({ index, source, target, condition: typeof condition === "string" ? condition : undefined });
   });
   return edges;
-}
-
-function checkConditionSyntax(condition: string, path: string, report: Report): void {
-  try {
-    compileExpression(condition);
-  } catch (error) {
-    if (!(error instanceof ExpressionSyntaxError)) throw error;
-    report("invalid_expression", path, error.message);
-  }
-}
-
-/** One `cycle` error per strongly connected component (Tarjan's algorithm, iterative). */
-function checkCycles(nodes: NodeInfo[], edges: EdgeInfo[], report: Report): void {
-  const successors = new Map<string, string[]>();
-  for (const edge of edges) successors.set(edge.source, [...(successors.get(edge.source) ?? []), edge.target]);
-  const order = [...new Set(nodes.flatMap((node) => (node.id === undefined ? [] : [node.id])))];
-  for (const component of stronglyConnected(order, successors)) {
-    if (component.length < 2) continue;
-    const members = new Set(component);
-    const sorted = order.filter((id) => members.has(id));
-    const edge = edges.find((candidate) => members.has(candidate.source) && members.has(candidate.target))!;
-    report("cycle", `graph.edges[${edge.index}]`, `Nodes ${sorted.map((id) => `"${id}"`).join(", ")} form a cycle; a node cannot depend on itself`, sorted[0]);
-  }
-}
-
-function stronglyConnected(order: string[], successors: Map<string, string[]>): string[][] {
-  const indexOf = new Map<string, number>();
-  const lowLink = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
-  const components: string[][] = [];
-  let counter = 0;
-  for (const start of order) {
-    if (indexOf.has(start)) continue;
-    const work: { id: string; next: number }[] = [{ id: start, next: 0 }];
-    indexOf.set(start, counter);
-    lowLink.set(start, counter++);
-    stack.push(start);
-    onStack.add(start);
-    while (work.length > 0) {
-      const frame = work[work.length - 1];
-      const targets = successors.get(frame.id) ?? [];
-      if (frame.next < targets.length) {
-        const target = targets[frame.next++];
-        if (!indexOf.has(target)) {
-          indexOf.set(target, counter);
-          lowLink.set(target, counter++);
-          stack.push(target);
-          onStack.add(target);
-          work.push({ id: target, next: 0 });
-        } else if (onStack.has(target)) {
-          lowLink.set(frame.id, Math.min(lowLink.get(frame.id)!, indexOf.get(target)!));
-        }
-        continue;
-      }
-      work.pop();
-      if (work.length > 0) {
-        const parent = work[work.length - 1].id;
-        lowLink.set(parent, Math.min(lowLink.get(parent)!, lowLink.get(frame.id)!));
-      }
-      if (lowLink.get(frame.id) === indexOf.get(frame.id)) {
-        const component: string[] = [];
-        let member: string;
-        do {
-          member = stack.pop()!;
-          onStack.delete(member);
-          component.push(member);
-        } while (member !== frame.id);
-        components.push(component);
-      }
-    }
-  }
-  return components;
-}
-
-function checkReachable(nodes: NodeInfo[], edges: EdgeInfo[], report: Report): void {
-  const triggers = nodes.filter((node) => node.type === "TRIGGER" && node.id !== undefined).map((node) => node.id!);
-  if (triggers.length === 0) return; // trigger_count already says what is wrong
-  const successors = new Map<string, string[]>();
-  for (const edge of edges) successors.set(edge.source, [...(successors.get(edge.source) ?? []), edge.target]);
-  const reached = new Set(triggers);
-  const queue = [...triggers];
-  while (queue.length > 0) {
-    for (const next of successors.get(queue.shift()!) ?? []) {
-      if (!reached.has(next)) {
-        reached.add(next);
-        queue.push(next);
-      }
-    }
-  }
-  for (const node of nodes) {
-    if (node.id !== undefined && !reached.has(node.id)) {
-      report("unreachable_node", `graph.nodes[${node.index}]`, `Node "${node.id}" cannot be reached from the TRIGGER; connect it with an edge`, node.id);
-    }
-  }
-}
-
-/** Lazily computed ancestor sets over the well-formed edges. */
-function ancestorIndex(edges: EdgeInfo[]): (nodeId: string) => Set<string> {
-  const sourcesOf = new Map<string, string[]>();
-  for (const edge of edges) sourcesOf.set(edge.target, [...(sourcesOf.get(edge.target) ?? []), edge.source]);
-  const cache = new Map<string, Set<string>>();
-  return (nodeId) => {
-    let result = cache.get(nodeId);
-    if (result) return result;
-    result = new Set<string>();
-    const stack = [...(sourcesOf.get(nodeId) ?? [])];
-    while (stack.length > 0) {
-      const id = stack.pop()!;
-      if (result.has(id)) continue;
-      result.add(id);
-      stack.push(...(sourcesOf.get(id) ?? []));
-    }
-    result.delete(nodeId); // on a cycle a node reaches itself; `cycle` reports that
-    cache.set(nodeId, result);
-    return result;
-  };
-}
-
-function checkNodeReferences(node: NodeInfo, byId: Map<string, NodeInfo>, ancestors: (id: string) => Set<string>, report: Report): void {
-  if (!node.type || !node.data || node.id === undefined) return;
-  const fields = TEMPLATE_FIELDS[node.type];
-  for (const [field, kind] of Object.entries(fields)) {
-    const text = node.data[field];
-    if (typeof text !== "string") continue;
-    const path = `graph.nodes[${node.index}].data.${field}`;
-    checkTemplate(text, kind, path, node.id, byId, ancestors(node.id), report);
-  }
-  if (node.type === "FILTER") {
-    const path = `graph.nodes[${node.index}].data.expr`;
-    checkExpression(node.data.expr as string, path, node.id, "filter", byId, ancestors(node.id), report);
-  }
-}
-
-function checkTemplate(
-  text: string,
-  kind: "lone" | "item" | "text",
-  path: string,
-  nodeId: string,
-  byId: Map<string, NodeInfo>,
-  upstream: Set<string>,
-  report: Report,
-): void {
-  let refs;
-  try {
-    refs = templateRefs(text);
-  } catch (error) {
-    if (!(error instanceof TemplateSyntaxError)) throw error;
-    return report("invalid_template", path, error.message, nodeId);
-  }
-  const field = path.slice(path.lastIndexOf(".") + 1);
-  if (kind === "lone" && !isLoneTemplate(text)) {
-    report("invalid_template", path, `${field} must be exactly one template naming a list, such as {{src.rows}}`, nodeId);
-  }
-  for (const ref of refs) {
-    if (ref.root === "item") {
-      if (kind !== "item") report("invalid_template", path, `${ref.raw}: item only exists in an OUTPUT node's to, subject and body`, nodeId);
-    } else if (!byId.has(ref.root)) {
-      report("unknown_template_ref", path, `${ref.raw} names node "${ref.root}", which does not exist`, nodeId);
-    } else if (!upstream.has(ref.root)) {
-      report("template_ref_not_upstream", path, `${ref.raw} names node "${ref.root}", which does not run before "${nodeId}"; connect it upstream`, nodeId);
-    }
-  }
-}
-
-function checkExpression(
-  source: string,
-  path: string,
-  nodeId: string,
-  scope: "filter" | "condition",
-  byId: Map<string, NodeInfo>,
-  upstream: Set<string>,
-  report: Report,
-): void {
-  let compiled;
-  try {
-    compiled = compileExpression(source);
-  } catch (error) {
-    if (!(error instanceof ExpressionSyntaxError)) throw error;
-    return report("invalid_expression", path, error.message, nodeId);
-  }
-  const flagged = new Set<string>();
-  for (const ref of compiled.references()) {
-    if (flagged.has(ref.name)) continue;
-    const problem = scope === "filter" ? filterNameProblem(ref, byId, upstream) : conditionNameProblem(ref.name, byId, upstream);
-    if (problem) {
-      flagged.add(ref.name);
-      report("invalid_expression", path, `${problem} (at position ${ref.position})`, nodeId);
-    }
-  }
-}
-
-/** In a FILTER, bare names are item fields (unknown until the run); `<nodeId>.` must name an upstream node. */
-function filterNameProblem(ref: { name: string; member: boolean }, byId: Map<string, NodeInfo>, upstream: Set<string>): string | undefined {
-  if (ref.member && byId.has(ref.name) && !upstream.has(ref.name)) {
-    return `"${ref.name}" is a node that does not run before this FILTER; connect it upstream, or write item.${ref.name} for the item's field`;
-  }
-  return undefined;
-}
-
-function conditionNameProblem(name: string, byId: Map<string, NodeInfo>, upstream: Set<string>): string | undefined {
-  if (name === "item") return "An edge condition has no item; it can use upstream nodes such as src.rowCount";
-  if (!byId.has(name)) return `Unknown name "${name}": an edge condition can only use upstream nodes such as src.rowCount`;
-  if (!upstream.has(name)) return `"${name}" does not run before this edge's source; a condition can only use upstream nodes`;
-  return undefined;
-}
-
-function checkCondition(edge: EdgeInfo, byId: Map<string, NodeInfo>, ancestors: (id: string) => Set<string>, report: Report): void {
-  if (edge.condition === undefined) return;
-  const upstream = new Set([...ancestors(edge.source), edge.source]);
-  checkExpression(edge.condition, `graph.edges[${edge.index}].condition`, edge.target, "condition", byId, upstream, report);
 }
 
 // ───────────────────────────── references to outside objects ─────────────────────────────

@@ -1,0 +1,121 @@
+// Save-time checks of what templates and expressions name: syntax, known nodes, upstream nodes, `item`.
+import type { NodeType } from "./schema";
+import { TemplateSyntaxError, isLoneTemplate, templateRefs } from "./templates";
+import { ExpressionSyntaxError, compileExpression } from "./expressions";
+
+export type NodeInfo = { index: number; id?: string; type?: NodeType; data?: Record<string, unknown> };
+export type EdgeInfo = { index: number; source: string; target: string; condition?: string };
+export type Report = (code: string, path: string, message: string, nodeId?: string) => void;
+
+/** How each templated field of a node type is checked: `lone` must be exactly one template (a list); `item`
+ * fields may use {{item.…}}; `text` fields may not. */
+export const TEMPLATE_FIELDS: { [K in NodeType]: Record<string, "lone" | "item" | "text"> } = {
+  TRIGGER: {},
+  DATA_SOURCE: {},
+  AI: { prompt: "text", system: "text" },
+  FILTER: { source: "lone" },
+  OUTPUT: { forEach: "lone", to: "item", subject: "item", body: "item" },
+};
+
+export function checkNodeReferences(node: NodeInfo, byId: Map<string, NodeInfo>, ancestors: (id: string) => Set<string>, report: Report): void {
+  if (!node.type || !node.data || node.id === undefined) return;
+  const fields = TEMPLATE_FIELDS[node.type];
+  for (const [field, kind] of Object.entries(fields)) {
+    const text = node.data[field];
+    if (typeof text !== "string") continue;
+    const path = `graph.nodes[${node.index}].data.${field}`;
+    checkTemplate(text, kind, path, node.id, byId, ancestors(node.id), report);
+  }
+  if (node.type === "FILTER") {
+    const path = `graph.nodes[${node.index}].data.expr`;
+    checkExpression(node.data.expr as string, path, node.id, "filter", byId, ancestors(node.id), report);
+  }
+}
+
+function checkTemplate(
+  text: string,
+  kind: "lone" | "item" | "text",
+  path: string,
+  nodeId: string,
+  byId: Map<string, NodeInfo>,
+  upstream: Set<string>,
+  report: Report,
+): void {
+  let refs;
+  try {
+    refs = templateRefs(text);
+  } catch (error) {
+    if (!(error instanceof TemplateSyntaxError)) throw error;
+    return report("invalid_template", path, error.message, nodeId);
+  }
+  const field = path.slice(path.lastIndexOf(".") + 1);
+  if (kind === "lone" && !isLoneTemplate(text)) {
+    report("invalid_template", path, `${field} must be exactly one template naming a list, such as {{src.rows}}`, nodeId);
+  }
+  for (const ref of refs) {
+    if (ref.root === "item") {
+      if (kind !== "item") report("invalid_template", path, `${ref.raw}: item only exists in an OUTPUT node's to, subject and body`, nodeId);
+    } else if (!byId.has(ref.root)) {
+      report("unknown_template_ref", path, `${ref.raw} names node "${ref.root}", which does not exist`, nodeId);
+    } else if (!upstream.has(ref.root)) {
+      report("template_ref_not_upstream", path, `${ref.raw} names node "${ref.root}", which does not run before "${nodeId}"; connect it upstream`, nodeId);
+    }
+  }
+}
+
+function checkExpression(
+  source: string,
+  path: string,
+  nodeId: string,
+  scope: "filter" | "condition",
+  byId: Map<string, NodeInfo>,
+  upstream: Set<string>,
+  report: Report,
+): void {
+  let compiled;
+  try {
+    compiled = compileExpression(source);
+  } catch (error) {
+    if (!(error instanceof ExpressionSyntaxError)) throw error;
+    return report("invalid_expression", path, error.message, nodeId);
+  }
+  const flagged = new Set<string>();
+  for (const ref of compiled.references()) {
+    if (flagged.has(ref.name)) continue;
+    const problem = scope === "filter" ? filterNameProblem(ref, byId, upstream) : conditionNameProblem(ref.name, byId, upstream);
+    if (problem) {
+      flagged.add(ref.name);
+      report("invalid_expression", path, `${problem} (at position ${ref.position})`, nodeId);
+    }
+  }
+}
+
+/** In a FILTER, bare names are item fields (unknown until the run); `<nodeId>.` must name an upstream node. */
+function filterNameProblem(ref: { name: string; member: boolean }, byId: Map<string, NodeInfo>, upstream: Set<string>): string | undefined {
+  if (ref.member && byId.has(ref.name) && !upstream.has(ref.name)) {
+    return `"${ref.name}" is a node that does not run before this FILTER; connect it upstream, or write item.${ref.name} for the item's field`;
+  }
+  return undefined;
+}
+
+function conditionNameProblem(name: string, byId: Map<string, NodeInfo>, upstream: Set<string>): string | undefined {
+  if (name === "item") return "An edge condition has no item; it can use upstream nodes such as src.rowCount";
+  if (!byId.has(name)) return `Unknown name "${name}": an edge condition can only use upstream nodes such as src.rowCount`;
+  if (!upstream.has(name)) return `"${name}" does not run before this edge's source; a condition can only use upstream nodes`;
+  return undefined;
+}
+
+export function checkCondition(edge: EdgeInfo, byId: Map<string, NodeInfo>, ancestors: (id: string) => Set<string>, report: Report): void {
+  if (edge.condition === undefined) return;
+  const upstream = new Set([...ancestors(edge.source), edge.source]);
+  checkExpression(edge.condition, `graph.edges[${edge.index}].condition`, edge.target, "condition", byId, upstream, report);
+}
+
+export function checkConditionSyntax(condition: string, path: string, report: Report): void {
+  try {
+    compileExpression(condition);
+  } catch (error) {
+    if (!(error instanceof ExpressionSyntaxError)) throw error;
+    report("invalid_expression", path, error.message);
+  }
+}
