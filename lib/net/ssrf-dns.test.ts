@@ -20,6 +20,7 @@ vi.mock("node:dns/promises", () => ({
 }));
 
 const { assertSafeTargetUrl, safeFetch } = await import("@/lib/net/ssrf");
+const { createGuardedFetch } = await import("@/lib/net/guarded-fetch");
 
 describe("assertSafeTargetUrl with DNS answers", () => {
   it("refuses a name when any of its addresses is private", async () => {
@@ -62,5 +63,17 @@ describe("safeFetch connects to the checked address", () => {
     const res = await safeFetch(`http://pinned.test:${port}/x`, { timeoutMs: 5000, maxResponseBytes: 1024, allowPrivate: true });
     expect(res.body).toBe("pinned");
     expect(hosts).toEqual([`pinned.test:${port}`]);
+  });
+
+  it("does the same for the guarded fetch handed to SDKs", async () => {
+    const res = await createGuardedFetch({ allowPrivate: true })(`http://pinned.test:${port}/y`);
+    expect(await res.text()).toBe("pinned");
+    expect(hosts.at(-1)).toBe(`pinned.test:${port}`);
+  });
+
+  it("refuses in the guarded fetch a name that resolves to a private address", async () => {
+    await expect(createGuardedFetch({ allowPrivate: false })("https://mixed.example/v1")).rejects.toMatchObject({
+      code: "validation_failed",
+    });
   });
 });

@@ -38,7 +38,7 @@ function parseTarget(raw: string, allowPrivate: boolean): URL {
 }
 
 /** The host as the resolver wants it: IPv6 brackets and a trailing root dot removed. */
-function bareHost(url: URL): string {
+export function bareHost(url: URL): string {
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   return host.endsWith(".") ? host.slice(0, -1) : host;
 }
@@ -102,7 +102,7 @@ export class SafeFetchError extends Error {
 }
 
 /** A `lookup` that answers only with the addresses already checked, whatever DNS says now. */
-function pinnedLookup(addresses: string[]): LookupFunction {
+export function pinnedLookup(addresses: string[]): LookupFunction {
   const entries = addresses.map((address) => ({ address, family: isIP(address) === 6 ? 6 : 4 }));
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     if (options?.all) callback(null, entries);
