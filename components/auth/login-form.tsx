@@ -5,7 +5,7 @@ import { signIn } from "next-auth/react";
 import { useState } from "react";
 import { ApiError, api } from "@/lib/client/api";
 import type { TokenPair } from "@/lib/client/types";
-import { Button, ErrorAlert, Field, Input } from "@/components/ui";
+import { Button, ErrorAlert, Field, Input, useHydrated } from "@/components/ui";
 
 export function LoginForm() {
   const router = useRouter();
@@ -13,6 +13,7 @@ export function LoginForm() {
   const [form, setForm] = useState({ email: "", password: "" });
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const hydrated = useHydrated();
   const notVerified = error instanceof ApiError && error.code === "email_not_verified";
 
   async function submit(event: React.FormEvent) {
@@ -34,7 +35,7 @@ export function LoginForm() {
 
   const set = (name: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement>) => setForm({ ...form, [name]: e.target.value });
   return (
-    <form onSubmit={submit} className="space-y-5" data-testid="login-form" noValidate>
+    <form onSubmit={submit} className="space-y-5" data-testid="login-form" data-ready={hydrated} noValidate>
       <div>
         <h1 className="text-xl font-semibold">Sign in to Flowmail</h1>
         <p className="mt-1 text-sm text-slate-500">Welcome back.</p>
@@ -53,7 +54,7 @@ export function LoginForm() {
       <Field label="Password" error={error instanceof ApiError ? error.fieldError("password") : undefined}>
         {(id) => <Input id={id} type="password" autoComplete="current-password" value={form.password} onChange={set("password")} data-testid="login-password" required />}
       </Field>
-      <Button type="submit" className="w-full" loading={busy} data-testid="login-submit">
+      <Button type="submit" className="w-full" loading={busy} disabled={!hydrated} data-testid="login-submit">
         Sign in
       </Button>
       <p className="text-center text-sm text-slate-500">

@@ -5,7 +5,7 @@ import { signIn } from "next-auth/react";
 import { useEffect, useState } from "react";
 import { ApiError, api, errorMessage } from "@/lib/client/api";
 import type { TokenPair } from "@/lib/client/types";
-import { Alert, Button, ErrorAlert, Field, Input } from "@/components/ui";
+import { Alert, Button, ErrorAlert, Field, Input, useHydrated } from "@/components/ui";
 import { OtpInput } from "./otp-input";
 
 const RESEND_SECONDS = 60;
@@ -29,6 +29,7 @@ export function VerifyForm() {
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const hydrated = useHydrated();
   // A code was just sent by registration, so the first resend waits the full minute.
   const [left, restart] = useCountdown(params.get("email") ? RESEND_SECONDS : 0);
 
@@ -67,6 +68,7 @@ export function VerifyForm() {
     <form
       className="space-y-6"
       data-testid="verify-form"
+      data-ready={hydrated}
       onSubmit={(e) => {
         e.preventDefault();
         void verify(code);
@@ -86,7 +88,7 @@ export function VerifyForm() {
       {error ? <ErrorAlert error={error} testId="verify-error" /> : null}
       {notice && <Alert tone="blue" testId="verify-notice">{notice}</Alert>}
       <OtpInput value={code} onChange={setCode} onComplete={(otp) => void verify(otp)} invalid={!!error} />
-      <Button type="submit" className="w-full" loading={busy} disabled={code.length !== 6} data-testid="verify-submit">
+      <Button type="submit" className="w-full" loading={busy} disabled={code.length !== 6 || !hydrated} data-testid="verify-submit">
         Verify and continue
       </Button>
       <div className="flex items-center justify-between text-sm">

@@ -98,6 +98,8 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
     try {
       const started = await startRun(id);
       setRunId(started.runId);
+      // The run is part of the address, so a reload (or a shared link) shows the same run.
+      window.history.replaceState(null, "", `/workflows/${id}?run=${started.runId}`);
       void queryClient.invalidateQueries({ queryKey: keys.runs(id) });
     } catch (e) {
       setActionError(e);

@@ -6,11 +6,16 @@ import type { MailboxMessage } from "@/lib/client/types";
 import { Badge, Card, EmptyState, ErrorAlert, Input, PageHeader, PageSpinner, cx, timeAgo } from "@/components/ui";
 import { PageContainer } from "@/components/shell/app-shell";
 
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
 export function MailboxPage() {
   const [to, setTo] = useState("");
-  const { data, error, isPending } = useMailbox(to.trim() || undefined);
+  // A whole address goes to the API's exact `?to=` filter; anything shorter filters the newest emails here.
+  const needle = to.trim().toLowerCase();
+  const exact = EMAIL.test(needle) ? needle : undefined;
+  const { data, error, isPending } = useMailbox(exact);
   const [openId, setOpenId] = useState<string | null>(null);
-  const items = data?.items ?? [];
+  const items = (data?.items ?? []).filter((m) => exact || !needle || `${m.to} ${m.subject}`.toLowerCase().includes(needle));
   const open = items.find((m) => m.id === openId) ?? items[0] ?? null;
   const inactive = error instanceof ApiError && error.status === 404;
 
@@ -19,7 +24,7 @@ export function MailboxPage() {
       <PageHeader
         title="Local mailbox"
         description="Without a Resend key, Flowmail keeps every email here instead of sending it: verification codes and workflow emails alike."
-        actions={<Input placeholder="Filter by recipient…" value={to} onChange={(e) => setTo(e.target.value)} className="w-64" data-testid="mailbox-filter" />}
+        actions={<Input placeholder="Filter by recipient or subject…" value={to} onChange={(e) => setTo(e.target.value)} className="w-64" data-testid="mailbox-filter" />}
       />
       {inactive ? (
         <EmptyState title="The local mailbox is off" description="This server sends real email through Resend, so nothing is kept here." />

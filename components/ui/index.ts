@@ -8,3 +8,4 @@ export { Field, Input, Select, Textarea } from "./field";
 export { formatBytes, formatDuration, timeAgo } from "./format";
 export { PageSpinner, Spinner } from "./spinner";
 export { Logo } from "./logo";
+export { useHydrated } from "./use-hydrated";

@@ -5,7 +5,7 @@ export class RegisterPage {
 
   async goto() {
     await this.page.goto("/register");
-    await expect(this.page.getByTestId("register-form")).toBeVisible();
+    await expect(this.page.getByTestId("register-form")).toHaveAttribute("data-ready", "true");
   }
 
   async register(account: { fullName: string; email: string; password: string }) {
@@ -13,7 +13,8 @@ export class RegisterPage {
     await this.page.getByTestId("register-email").fill(account.email);
     await this.page.getByTestId("register-password").fill(account.password);
     await this.page.getByTestId("register-submit").click();
-    await expect(this.page).toHaveURL(/\/verify\?email=/);
+    // The first request may compile the route on a dev server: allow for it.
+    await expect(this.page).toHaveURL(/\/verify\?email=/, { timeout: 60_000 });
   }
 }
 
@@ -22,7 +23,7 @@ export class VerifyPage {
 
   async goto(email: string) {
     await this.page.goto(`/verify?email=${encodeURIComponent(email)}`);
-    await expect(this.page.getByTestId("verify-form")).toBeVisible();
+    await expect(this.page.getByTestId("verify-form")).toHaveAttribute("data-ready", "true");
   }
 
   /** Pastes the code into the first box, as a person copying it from the email would. */
@@ -47,7 +48,7 @@ export class LoginPage {
 
   async goto() {
     await this.page.goto("/login");
-    await expect(this.page.getByTestId("login-form")).toBeVisible();
+    await expect(this.page.getByTestId("login-form")).toHaveAttribute("data-ready", "true");
   }
 
   async login(email: string, password: string) {
