@@ -9,7 +9,7 @@ import { log } from "@/lib/log";
 import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome } from "@/lib/nodes/types";
 import { finalizeRun } from "./finalize-run";
-import { initNodeRows, markNodeFailed, markNodeRunning, markNodeSucceeded, markNodesSkipped, readNodeRow } from "./node-store";
+import { initNodeRows, markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow } from "./node-store";
 import { claimNextRun, heartbeat } from "./queue";
 import { appendRunLog } from "./run-log";
 import { buildRuntime, namedOutputs, type RunInfo } from "./runtime";
@@ -127,10 +127,9 @@ async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNo
 }
 
 async function startNode(db: Db, run: RunInfo, node: GraphNode, executor: NodeExecutor): Promise<NodeSummary> {
-  const existing = await readNodeRow(db, run.runId, node.id);
-  if (existing?.status === "SUCCESS") return guard(db, run, node, async () => ({ status: "SUCCESS", deadTargets: await deadTargets(db, run, node) }));
-  if (existing?.status === "FAILED") return { status: "FAILED", error: existing.error ?? "failed" };
-  await markNodeRunning(db, run.runId, node.id);
+  const finished = await startNodeRow(db, run.runId, node.id);
+  if (finished?.status === "SUCCESS") return guard(db, run, node, async () => ({ status: "SUCCESS", deadTargets: await deadTargets(db, run, node) }));
+  if (finished) return { status: "FAILED", error: finished.error ?? "failed" };
   return guard(db, run, node, async (rt) => {
     const outcome = await executor.execute(node, rt);
     if (outcome.kind === "batched") return { status: "RUNNING", batches: outcome.batches };
@@ -140,9 +139,8 @@ async function startNode(db: Db, run: RunInfo, node: GraphNode, executor: NodeEx
 
 async function finishNode(db: Db, run: RunInfo, node: GraphNode, outcome: NodeOutcome): Promise<NodeSummary> {
   const dead = await deadTargets(db, run, node, outcome.output);
-  await markNodeSucceeded(db, run.runId, node.id, outcome);
   const items = outcome.itemsOut !== undefined ? ` (${outcome.itemsOut} item${outcome.itemsOut === 1 ? "" : "s"})` : "";
-  await appendRunLog(db, run.runId, "info", `Node "${node.id}" succeeded${items}`, node.id);
+  await markNodeSucceeded(db, run.runId, node.id, { ...outcome, logMessage: `Node "${node.id}" succeeded${items}` });
   return { status: "SUCCESS", deadTargets: dead };
 }
 

@@ -50,31 +50,37 @@ export async function readNodeRow(db: Db, runId: string, nodeId: string): Promis
   return row;
 }
 
-export async function markNodeRunning(db: Db, runId: string, nodeId: string): Promise<void> {
-  await db
+/**
+ * Moves a node that has not finished to RUNNING in one round trip. Returns undefined when it started, or the row
+ * of a node that already finished (SUCCESS/FAILED/SKIPPED: a resumed run must not execute it again).
+ */
+export async function startNodeRow(db: Db, runId: string, nodeId: string): Promise<NodeRow | undefined> {
+  const started = await db
     .update(nodeResults)
     .set({ status: "RUNNING", startedAt: sql`coalesce(${nodeResults.startedAt}, now())`, error: null })
-    .where(and(eq(nodeResults.runId, runId), eq(nodeResults.nodeId, nodeId)));
+    .where(and(eq(nodeResults.runId, runId), eq(nodeResults.nodeId, nodeId), inArray(nodeResults.status, ["PENDING", "RUNNING"])))
+    .returning({ nodeId: nodeResults.nodeId });
+  if (started.length > 0) return undefined;
+  return readNodeRow(db, runId, nodeId);
 }
 
 export async function markNodeSucceeded(
   db: Db,
   runId: string,
   nodeId: string,
-  result: { output: Record<string, unknown>; itemsIn?: number; itemsOut?: number },
+  result: { output: Record<string, unknown>; itemsIn?: number; itemsOut?: number; logMessage: string },
 ): Promise<void> {
   cacheFor(runId).set(nodeId, result.output);
-  await db
-    .update(nodeResults)
-    .set({
-      status: "SUCCESS",
-      output: result.output,
-      itemsIn: result.itemsIn ?? null,
-      itemsOut: result.itemsOut ?? null,
-      error: null,
-      completedAt: new Date(),
-    })
-    .where(and(eq(nodeResults.runId, runId), eq(nodeResults.nodeId, nodeId)));
+  // The result and its log line in one round trip.
+  await db.execute(sql`
+    with done as (
+      update node_results set status = 'SUCCESS', output = ${JSON.stringify(result.output)}::jsonb,
+        items_in = ${result.itemsIn ?? null}, items_out = ${result.itemsOut ?? null}, error = null, completed_at = now()
+      where run_id = ${runId} and node_id = ${nodeId}
+      returning node_id
+    )
+    insert into run_logs (run_id, level, node_id, message)
+    select ${runId}, 'info', node_id, ${result.logMessage} from done`);
 }
 
 export async function markNodeFailed(db: Db, runId: string, nodeId: string, error: string): Promise<void> {

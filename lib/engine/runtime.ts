@@ -1,5 +1,5 @@
 import "server-only";
-import { eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { nodeResults, type NodeStatus } from "@/db/schema";
 import type { Graph, GraphNode } from "@/lib/graph/schema";
@@ -20,10 +20,14 @@ export function namedNodeIds(graph: Graph, text: string): string[] {
 /** The runtime a node executor sees: the states and outputs of the nodes its data names. */
 export async function buildRuntime(db: Db, run: RunInfo, node: GraphNode): Promise<NodeRuntime> {
   const named = namedNodeIds(run.graph, JSON.stringify(node.data)).filter((id) => id !== node.id);
-  const statusRows = await db
-    .select({ nodeId: nodeResults.nodeId, status: nodeResults.status })
-    .from(nodeResults)
-    .where(eq(nodeResults.runId, run.runId));
+  // Nodes whose data names no other node (TRIGGER, DATA_SOURCE) need no lookup.
+  const statusRows =
+    named.length === 0
+      ? []
+      : await db
+          .select({ nodeId: nodeResults.nodeId, status: nodeResults.status })
+          .from(nodeResults)
+          .where(and(eq(nodeResults.runId, run.runId), inArray(nodeResults.nodeId, named)));
   const statuses = new Map<string, NodeStatus>(statusRows.map((r) => [r.nodeId, r.status]));
   const succeeded = named.filter((id) => statuses.get(id) === "SUCCESS");
   const outputs = await loadOutputs(db, run.runId, succeeded);
