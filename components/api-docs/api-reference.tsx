@@ -67,7 +67,7 @@ export function ApiReference() {
       {isPending ? (
         <PageSpinner />
       ) : (
-        <div className="grid gap-8 lg:grid-cols-[12rem_1fr]">
+        <div className="grid gap-8 lg:grid-cols-[12rem_minmax(0,1fr)]">
           <nav className="sticky top-20 hidden self-start lg:block" aria-label="Tags">
             <ul className="space-y-1 text-sm">
               {groups.map(([tag, ops]) => (
@@ -121,9 +121,9 @@ function OperationRow({ op }: { op: Operation }) {
     <div data-testid="api-operation">
       <button onClick={() => setOpen(!open)} aria-expanded={open} className="flex w-full items-center gap-3 px-4 py-3 text-left hover:bg-slate-50">
         <span className={cx("w-16 shrink-0 rounded px-2 py-0.5 text-center font-mono text-xs font-semibold", METHOD_TONE[op.method])}>{op.method}</span>
-        <span className="font-mono text-sm text-slate-900">{op.path}</span>
-        <span className="truncate text-sm text-slate-500">{op.summary}</span>
-        {op.security && op.security.length === 0 && <Badge className="ml-auto">no auth</Badge>}
+        <span className="shrink-0 font-mono text-sm text-slate-900">{op.path}</span>
+        <span className="min-w-0 flex-1 truncate text-sm text-slate-500" title={op.summary}>{op.summary}</span>
+        {op.security && op.security.length === 0 && <Badge className="shrink-0">no auth</Badge>}
       </button>
       {open && (
         <div className="space-y-4 border-t border-slate-100 bg-slate-50/60 px-4 py-4 text-sm">
