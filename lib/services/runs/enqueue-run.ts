@@ -1,7 +1,7 @@
 import "server-only";
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
-import { getDb, type Db } from "@/db/client";
-import { idempotencyKeys, runs, workflows, type RunStatus } from "@/db/schema";
+import { and, eq, gt, sql } from "drizzle-orm";
+import { execRows, getDb, type Db } from "@/db/client";
+import { idempotencyKeys, runs, type RunStatus } from "@/db/schema";
 import { getConfig } from "@/lib/config";
 import { wakeWorkflow } from "@/lib/engine/wake";
 import { AppError, notFound } from "@/lib/http/errors";
@@ -30,12 +30,7 @@ export async function enqueueRun(
   const headers = rateLimitHeaders(limit);
   if (idempotencyKey !== undefined) validateKey(idempotencyKey);
   const db = await getDb();
-  const [workflow] = await db
-    .select({ id: workflows.id, graph: workflows.graph, version: workflows.version })
-    .from(workflows)
-    .where(and(eq(workflows.id, workflowId), eq(workflows.accountId, accountId), isNull(workflows.deletedAt)));
-  if (!workflow) throw notFound("Workflow");
-  const { run, created } = await insertRun(db, accountId, workflow, idempotencyKey);
+  const { run, created } = await insertRun(db, accountId, workflowId, idempotencyKey);
   if (created) {
     await wakeWorkflow(workflowId).catch((error) => log.error("wake-up failed (the sweep will repair it)", { workflowId, error }));
   }
@@ -50,41 +45,52 @@ function validateKey(key: string): void {
   }
 }
 
+/**
+ * Snapshots the workflow into a new run in one statement (INSERT … SELECT): no read-then-write window, and one
+ * round trip on the hot path. Zero rows means no such workflow on this account.
+ */
+async function insertSnapshot(db: Db, accountId: string, workflowId: string): Promise<EnqueuedRun> {
+  const id = newId("run");
+  const [row] = await execRows<{ enqueued_at: string | Date }>(
+    db,
+    sql`insert into runs (id, workflow_id, account_id, workflow_version, graph)
+        select ${id}, w.id, w.account_id, w.version, w.graph from workflows w
+        where w.id = ${workflowId} and w.account_id = ${accountId} and w.deleted_at is null
+        returning enqueued_at`,
+  );
+  if (!row) throw notFound("Workflow");
+  return { runId: id, workflowId, status: "PENDING", enqueuedAt: new Date(row.enqueued_at).toISOString() };
+}
+
 async function insertRun(
   db: Db,
   accountId: string,
-  workflow: { id: string; graph: unknown; version: number },
+  workflowId: string,
   key: string | undefined,
 ): Promise<{ run: EnqueuedRun; created: boolean }> {
+  if (key === undefined) return { run: await insertSnapshot(db, accountId, workflowId), created: true };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await db.transaction(async (tx) => {
-        if (key !== undefined) {
-          const existing = await findKeyedRun(tx as unknown as Db, accountId, key);
-          if (existing && existing.workflowId !== workflow.id) {
-            throw new AppError("conflict", "This Idempotency-Key was already used to run another workflow: use a new key.");
-          }
-          if (existing) return { run: existing, created: false };
+      return await db.transaction(async (txn) => {
+        const tx = txn as unknown as Db;
+        const existing = await findKeyedRun(tx, accountId, key);
+        if (existing && existing.workflowId !== workflowId) {
+          throw new AppError("conflict", "This Idempotency-Key was already used to run another workflow: use a new key.");
         }
-        const id = newId("run");
-        const [row] = await tx
-          .insert(runs)
-          .values({ id, workflowId: workflow.id, accountId, workflowVersion: workflow.version, graph: workflow.graph })
-          .returning({ enqueuedAt: runs.enqueuedAt });
-        if (key !== undefined) {
-          // An expired key is replaced; a concurrent request with the same key makes this insert do nothing.
-          const claimed = await tx
-            .insert(idempotencyKeys)
-            .values({ accountId, scope: "run", key, resourceId: id })
-            .onConflictDoUpdate({
-              target: [idempotencyKeys.accountId, idempotencyKeys.scope, idempotencyKeys.key],
-              set: { resourceId: id, createdAt: sql`now()` },
-              setWhere: sql`${idempotencyKeys.createdAt} <= now() - interval '24 hours'`,
-            })
-            .returning({ resourceId: idempotencyKeys.resourceId });
-          if (claimed.length === 0) throw new IdempotencyRace();
-        }
-        return { run: { runId: id, workflowId: workflow.id, status: "PENDING" as const, enqueuedAt: row.enqueuedAt.toISOString() }, created: true };
+        if (existing) return { run: existing, created: false };
+        const run = await insertSnapshot(tx, accountId, workflowId);
+        // An expired key is replaced; a concurrent request with the same key makes this insert do nothing.
+        const claimed = await tx
+          .insert(idempotencyKeys)
+          .values({ accountId, scope: "run", key, resourceId: run.runId })
+          .onConflictDoUpdate({
+            target: [idempotencyKeys.accountId, idempotencyKeys.scope, idempotencyKeys.key],
+            set: { resourceId: run.runId, createdAt: sql`now()` },
+            setWhere: sql`${idempotencyKeys.createdAt} <= now() - interval '24 hours'`,
+          })
+          .returning({ resourceId: idempotencyKeys.resourceId });
+        if (claimed.length === 0) throw new IdempotencyRace();
+        return { run, created: true };
       });
     } catch (error) {
       if (!(error instanceof IdempotencyRace)) throw error;
