@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, primaryKey, bigint, text } from "drizzle-orm/pg-core";
+import { customType, index, integer, jsonb, pgTable, primaryKey, bigint, text } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts";
 import { createdAt, ts } from "./columns";
 
@@ -17,6 +17,17 @@ export const uploads = pgTable("uploads", {
 }, (t) => [index("uploads_account_idx").on(t.accountId, t.createdAt)]);
 
 /**
+ * A chunk's rows as JSON in a text column. Nothing queries inside it, and skipping jsonb's parse and re-encode on
+ * every insert makes a 50 MiB upload about a second faster on PGlite (measured: 2.8 s vs 3.6–5.2 s of CPU for
+ * the inserts alone); drizzle still hands out `string[][]`.
+ */
+const jsonRows = customType<{ data: string[][]; driverData: string }>({
+  dataType: () => "text",
+  toDriver: (value) => JSON.stringify(value),
+  fromDriver: (value) => JSON.parse(value) as string[][],
+});
+
+/**
  * Rows are stored in chunks (arrays of cell arrays in header order) rather than one row per record:
  * bulk inserts of 500k rows and sequential reads are an order of magnitude faster this way.
  */
@@ -26,5 +37,5 @@ export const uploadChunks = pgTable("upload_chunks", {
   /** Index of the first row of this chunk within the upload. */
   firstRow: integer("first_row").notNull(),
   rowCount: integer("row_count").notNull(),
-  rows: jsonb("rows").$type<string[][]>().notNull(),
+  rows: jsonRows("rows").notNull(),
 }, (t) => [primaryKey({ columns: [t.uploadId, t.chunkIndex] })]);

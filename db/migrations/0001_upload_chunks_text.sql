@@ -1,0 +1,1 @@
+ALTER TABLE "upload_chunks" ALTER COLUMN "rows" SET DATA TYPE text;
