@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { fakeRuntime } from "../__tests__/fake-runtime";
+import type { NodeOf } from "../types";
+import { renderEmail, validateAllEmails } from "./render-emails";
+
+const node = (data: Partial<{ to: string; subject: string; body: string; format: "text" | "html" }>) =>
+  ({
+    id: "out",
+    type: "OUTPUT",
+    data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "Hi {{item.name}}", body: "Dear {{item.name}}", ...data },
+  }) as NodeOf<"OUTPUT">;
+const rt = fakeRuntime({ src: { rows: [] } });
+
+describe("OUTPUT rendering", () => {
+  it("renders text emails per item", () => {
+    expect(renderEmail(node({}), rt, { email: " ann@example.com ", name: "Ann" }, 0)).toEqual({
+      itemIndex: 0,
+      to: "ann@example.com",
+      subject: "Hi Ann",
+      text: "Dear Ann",
+    });
+  });
+
+  it("escapes interpolated values in HTML bodies", () => {
+    const email = renderEmail(node({ format: "html", body: "<p>{{item.name}}</p>" }), rt, { email: "a@example.com", name: "<script>" }, 0);
+    expect(email).toMatchObject({ html: "<p>&lt;script&gt;</p>" });
+  });
+
+  it("refuses anything but exactly one address, and line breaks in to or subject", () => {
+    for (const to of ["a@example.com, b@example.com", "Ann <a@example.com>", "nobody", "a@example.com\nBcc: x@example.com"]) {
+      expect(typeof renderEmail(node({}), rt, { email: to, name: "x" }, 3)).toBe("string");
+    }
+    expect(renderEmail(node({}), rt, { email: "a@example.com", name: "x\r\nBcc: y@example.com" }, 1)).toMatch(/line break/);
+  });
+
+  it("reports how many emails failed and sends none", () => {
+    const items = [
+      { email: "a@example.com", name: "A" },
+      { email: "bad", name: "B" },
+      { name: "C" },
+    ];
+    expect(() => validateAllEmails(node({}), rt, items)).toThrow(/^2 of 3 emails could not be rendered, so none was sent: .*item 1.*item 2/);
+    expect(() => validateAllEmails(node({}), rt, items.slice(0, 1))).not.toThrow();
+  });
+});
