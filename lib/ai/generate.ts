@@ -4,9 +4,11 @@ import { languageModel } from "./model";
 import { outputSchema, type DeclaredOutput } from "./output-schema";
 import type { AiSettings } from "./settings";
 
-export const AI_TIMEOUT_MS = 60_000;
-/** Retries of transient provider errors (429, 5xx, network), with the SDK's exponential backoff. */
-export const AI_MAX_RETRIES = 2;
+/**
+ * 60 s per call (the contract); retries of transient provider errors (429, 5xx, network) use the SDK's
+ * exponential backoff. Mutable so tests can shorten the timeout.
+ */
+export const aiCallPolicy = { timeoutMs: 60_000, maxRetries: 2 };
 
 export class AiCallError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -27,7 +29,7 @@ export type StructuredCall = {
 
 /** One structured-output call: the declared outputs become the JSON schema, and the answer is validated against it. */
 export async function generateStructured(call: StructuredCall): Promise<Record<string, unknown>> {
-  const timeoutMs = call.timeoutMs ?? AI_TIMEOUT_MS;
+  const timeoutMs = call.timeoutMs ?? aiCallPolicy.timeoutMs;
   try {
     const result = await generateText({
       model: languageModel(call.settings, call.modelId),
@@ -35,7 +37,7 @@ export async function generateStructured(call: StructuredCall): Promise<Record<s
       prompt: call.prompt,
       temperature: call.temperature,
       output: Output.object({ schema: outputSchema(call.outputs) }),
-      maxRetries: AI_MAX_RETRIES,
+      maxRetries: aiCallPolicy.maxRetries,
       abortSignal: AbortSignal.timeout(timeoutMs),
       // Declared `array`/`object` outputs have open element types, which OpenAI's strict mode refuses.
       providerOptions: { openai: { strictJsonSchema: false } },
@@ -47,12 +49,13 @@ export async function generateStructured(call: StructuredCall): Promise<Record<s
 }
 
 function describeAiError(error: unknown, timeoutMs: number): string {
-  if (isTimeout(error)) return `The AI provider did not answer within ${Math.round(timeoutMs / 1000)} s`;
+  const limit = `${timeoutMs / 1000} s`;
+  if (isTimeout(error)) return `The AI provider did not answer within ${limit}: try again later or choose a faster model`;
   if (NoObjectGeneratedError.isInstance(error)) {
     return `The AI answer did not match the declared outputs (${error.cause instanceof Error ? error.cause.message.split("\n")[0] : "invalid JSON"})`;
   }
   const last = RetryError.isInstance(error) ? error.lastError : error;
-  if (isTimeout(last)) return `The AI provider did not answer within ${Math.round(timeoutMs / 1000)} s`;
+  if (isTimeout(last)) return `The AI provider did not answer within ${limit}: try again later or choose a faster model`;
   if (APICallError.isInstance(last)) {
     const status = last.statusCode ? ` (HTTP ${last.statusCode})` : "";
     const attempts = RetryError.isInstance(error) ? ` after ${error.errors.length} attempts` : "";

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { accounts, uploads, workflows } from "@/db/schema";
 import { resetConfig } from "@/lib/config";
+import { aiCallPolicy } from "@/lib/ai/generate";
 import { encryptSecret } from "@/lib/crypto";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { simulateRun } from "@/lib/graph/plan";
@@ -253,6 +254,22 @@ describe("AI nodes (real AI SDK against a local OpenAI-compatible server)", () =
     expect(run.status).toBe("FAILED");
     expect(run.nodes.ai.error).toMatch(/did not match the declared outputs/);
     expect(run.nodes.out.status).toBe("SKIPPED");
+  });
+
+  it("gives up on a provider that does not answer within the timeout", async () => {
+    const { id, token } = await accountWithAi();
+    const uploadId = await insertUpload(id, ["name", "email", "rating"], people);
+    const saved = aiCallPolicy.timeoutMs;
+    aiCallPolicy.timeoutMs = 500;
+    ai.hangNext(5);
+    try {
+      const run = await runToEnd(executor, token, await insertWorkflow(id, aiGraph(uploadId)));
+      expect(run.status).toBe("FAILED");
+      expect(run.nodes.ai.error).toMatch(/^The AI provider did not answer within 0.5 s/);
+    } finally {
+      aiCallPolicy.timeoutMs = saved;
+      ai.hangNext(0);
+    }
   });
 
   it("fails with a clear sentence when the account has no AI key", async () => {

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
  *   // account settings: provider "openai-compatible", baseUrl ai.url (ends in /v1)
  *   ai.answer((req) => ({ summary: "…", people: [...] }))   // the JSON object the model "generates"
  *   ai.failNext(2, 500)     // the next 2 requests answer 500 (429 and 5xx are retried by the SDK)
- *   ai.hangNext(1)          // the next request never answers (timeouts)
+ *   ai.hangNext(1)          // the next request never answers (timeouts); hangNext(0) stops that
  *   ai.requests             // every request body received (model, messages, response_format…)
  */
 export type ChatRequest = {
@@ -86,7 +86,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       for (let i = 0; i < count; i++) failures.push({ status, message });
     },
     hangNext: (count) => {
-      hangs += count;
+      hangs = count;
     },
     close: async () => {
       for (const res of hanging) res.destroy();
