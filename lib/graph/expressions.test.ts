@@ -278,6 +278,16 @@ describe("syntax errors carry a 0-based position", () => {
     expect(syntaxError("1 + ".repeat(3000) + "1").message).toBe("Expression is longer than 10000 characters");
     expect(run("(".repeat(30) + "1" + ")".repeat(30))).toBe(1);
   });
+
+  it("compiles long flat expressions in linear time", () => {
+    const started = performance.now();
+    expect(run("1+".repeat(4999) + "1")).toBe(5000);
+    expect(run("x" + " || x".repeat(1999), { x: 0 })).toBe(false);
+    let nested: unknown = "end";
+    for (let i = 0; i < 3000; i++) nested = { b: nested };
+    expect(run("a" + ".b".repeat(3000), { a: nested })).toBe("end");
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
 });
 
 describe("hostile input cannot reach anything", () => {

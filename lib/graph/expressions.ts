@@ -88,12 +88,12 @@ function compileNode(node: ExpressionNode): Evaluator {
       return compileCall(node.helper, node.args.map((arg) => compileNode(arg)));
     case "unary":
       return compileUnary(node.op, compileNode(node.operand));
-    case "binary":
-      if (node.right.type === "literal" && (typeof node.right.value === "number" || typeof node.right.value === "string")) {
-        const fast = compileConstantComparison(node.op, compileNode(node.left), node.right.value);
-        if (fast) return fast;
-      }
-      return compileBinary(node.op, compileNode(node.left), compileNode(node.right));
+    case "binary": {
+      const left = compileNode(node.left);
+      const constant = node.right.type === "literal" ? node.right.value : undefined;
+      const fast = typeof constant === "number" || typeof constant === "string" ? compileConstantComparison(node.op, left, constant) : undefined;
+      return fast ?? compileBinary(node.op, left, compileNode(node.right));
+    }
   }
 }
 

@@ -52,12 +52,16 @@ export function parseTemplate(text: string): TemplatePart[] {
   const cached = cache.get(text);
   if (cached) return cached;
   const parts = parseUncached(text);
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(text, parts);
+  if (text.length <= CACHE_MAX_TEXT) {
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(text, parts);
+  }
   return parts;
 }
 
+// OUTPUT renders the same few templates once per item: parse each once. Bounded so memory stays small.
 const CACHE_LIMIT = 1000;
+const CACHE_MAX_TEXT = 10_000;
 const cache = new Map<string, TemplatePart[]>();
 
 function parseUncached(text: string): TemplatePart[] {
