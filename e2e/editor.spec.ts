@@ -17,6 +17,14 @@ test("an invalid graph shows its errors on the nodes", async ({ page, signedIn: 
   await expect(editor.node("filter_1")).toHaveAttribute("data-invalid", "true");
   await expect(page.getByTestId("validation-status")).toHaveAttribute("data-valid", "false");
   await shot("editor-invalid");
+
+  // Leaving with unsaved changes asks first; declining keeps the editor open.
+  page.once("dialog", (dialog) => void dialog.dismiss());
+  await page.getByTestId("nav-workflows").click();
+  await expect(page).toHaveURL(/\/workflows\/new$/);
+  page.once("dialog", (dialog) => void dialog.accept());
+  await page.getByTestId("nav-workflows").click();
+  await expect(page).toHaveURL(/\/workflows$/);
 });
 
 test("undo and redo reverse edits, and a reload keeps the saved layout", async ({ page, signedIn: _signedIn, editor }) => {

@@ -1,20 +1,34 @@
 "use client";
-import { useEffect, useMemo, useState } from "react";
+import { memo, useEffect, useMemo, useState } from "react";
 import { useUploads } from "@/lib/client/hooks";
-import type { Run, RunSummary, ValidationResult } from "@/lib/client/types";
+import type { Graph, NodeType, Run, RunSummary, ValidationResult } from "@/lib/client/types";
 import { Alert, StatusBadge, cx, formatDuration } from "@/components/ui";
 import { NodeOutput } from "@/components/runs/node-output";
 import { RunHistory, RunLogList, RunSummaryCard } from "@/components/runs/run-details";
 import { ConfigPanel, EdgePanel } from "./config-panel";
-import type { FlowEdge, FlowNode } from "./mapper";
+import type { FlowEdge } from "./mapper";
 import { templateSuggestions } from "./suggestions";
-import type { useEditorGraph } from "./use-editor-graph";
 
 type Tab = "node" | "run";
 
-export function SidePanel(props: {
-  editor: ReturnType<typeof useEditorGraph>;
-  selectedNode: FlowNode | null;
+export interface PanelActions {
+  updateConfig: (nodeId: string, config: Record<string, unknown>) => void;
+  renameNode: (oldId: string, newId: string) => string | null;
+  removeNode: (nodeId: string) => void;
+  updateCondition: (edgeId: string, condition: string) => void;
+  removeEdge: (edgeId: string) => void;
+}
+
+export interface SelectedNode {
+  id: string;
+  type: NodeType;
+  config: Record<string, unknown>;
+}
+
+interface SidePanelProps {
+  graph: Graph;
+  actions: PanelActions;
+  selectedNode: SelectedNode | null;
   selectedEdge: FlowEdge | null;
   issues: ValidationResult["errors"];
   runId: string | null;
@@ -24,8 +38,12 @@ export function SidePanel(props: {
   onOpenRun: (runId: string) => void;
   onPickNode: (nodeId: string) => void;
   workflowSaved: boolean;
-}) {
-  const { editor, selectedNode, selectedEdge, run } = props;
+}
+
+// Memoized with stable props (the graph is a deferred value, the actions never change), so dragging a
+// node on a large canvas does not re-render the inspector on every frame.
+export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
+  const { graph, actions: editor, selectedNode, selectedEdge, run } = props;
   const [tab, setTab] = useState<Tab>("node");
   // A new run brings the run tab forward; selecting something brings the node tab forward.
   useEffect(() => {
@@ -67,9 +85,9 @@ export function SidePanel(props: {
               <ConfigPanel
                 key={selectedNode.id}
                 nodeId={selectedNode.id}
-                type={selectedNode.data.type}
-                config={selectedNode.data.config}
-                graph={editor.graph}
+                type={selectedNode.type}
+                config={selectedNode.config}
+                graph={graph}
                 issues={props.issues.filter((i) => i.nodeId === selectedNode.id)}
                 columnsByUpload={columnsByUpload}
                 onChange={(config) => editor.updateConfig(selectedNode.id, config)}
@@ -82,7 +100,7 @@ export function SidePanel(props: {
               key={selectedEdge.id}
               label={`${selectedEdge.source} → ${selectedEdge.target}`}
               condition={selectedEdge.data?.condition ?? ""}
-              suggestions={templateSuggestions(editor.graph, selectedEdge.target, {}).filter((s) => !s.ref.startsWith("item."))}
+              suggestions={templateSuggestions(graph, selectedEdge.target, {}).filter((s) => !s.ref.startsWith("item."))}
               onChange={(c) => editor.updateCondition(selectedEdge.id, c)}
               onDelete={() => editor.removeEdge(selectedEdge.id)}
               issue={props.issues.find((i) => i.code === "invalid_expression" && !i.nodeId)?.message}
@@ -104,9 +122,9 @@ export function SidePanel(props: {
       </div>
     </aside>
   );
-}
+});
 
-function RunTab({ run, runId, runError, runs, onOpenRun, onPickNode, workflowSaved }: Parameters<typeof SidePanel>[0]) {
+function RunTab({ run, runId, runError, runs, onOpenRun, onPickNode, workflowSaved }: SidePanelProps) {
   return (
     <div className="space-y-5 p-4" data-testid="run-panel">
       {runError && <Alert tone="amber">{runError}</Alert>}

@@ -3,7 +3,7 @@
 import {
   applyEdgeChanges, applyNodeChanges, type Connection, type EdgeChange, type NodeChange,
 } from "@xyflow/react";
-import { useCallback, useMemo } from "react";
+import { useCallback, useMemo, useRef } from "react";
 import type { Graph, NodeType } from "@/lib/client/types";
 import { layoutPositions } from "./layout";
 import { edgeId, flowToGraph, graphToFlow, toFlowEdge, type FlowEdge, type FlowNode } from "./mapper";
@@ -21,6 +21,9 @@ const RESERVED = ["item", "__proto__", "constructor", "prototype"];
 export function useEditorGraph(initial: Graph) {
   const history = useHistory<Doc>(graphToFlow(initial));
   const { present, commit, replace } = history;
+  // Read through a ref so renameNode stays the same function while nodes move (keeps memoized panels still).
+  const nodesRef = useRef(present.nodes);
+  nodesRef.current = present.nodes;
 
   const onNodesChange = useCallback(
     (changes: NodeChange<FlowNode>[]) => {
@@ -99,7 +102,7 @@ export function useEditorGraph(initial: Graph) {
     (oldId: string, newId: string): string | null => {
       if (!NODE_ID.test(newId)) return "Use a letter or _ first, then letters, digits or _ (at most 32).";
       if (RESERVED.includes(newId)) return `“${newId}” is reserved.`;
-      if (present.nodes.some((n) => n.id === newId)) return `Another node is already called “${newId}”.`;
+      if (nodesRef.current.some((n) => n.id === newId)) return `Another node is already called “${newId}”.`;
       const swap = (id: string) => (id === oldId ? newId : id);
       commit((doc) => ({
         nodes: doc.nodes.map((n) => (n.id === oldId ? { ...n, id: newId } : n)),
@@ -107,7 +110,7 @@ export function useEditorGraph(initial: Graph) {
       }));
       return null;
     },
-    [commit, present.nodes],
+    [commit],
   );
 
   const removeNode = useCallback(

@@ -4,17 +4,17 @@ import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFl
 import { useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
 import { errorMessage } from "@/lib/client/api";
 import { keys, startRun, useSaveWorkflow, useUploads, useWorkflow, useWorkflowRuns } from "@/lib/client/hooks";
 import { isFinished, useRun } from "@/lib/client/use-run";
-import type { Graph, NodeType, Workflow } from "@/lib/client/types";
+import type { Graph, NodeType, RunSummary, ValidationResult, Workflow } from "@/lib/client/types";
 import { Badge, Button, ErrorAlert, Input, PageSpinner, cx } from "@/components/ui";
 import { ConditionEdge } from "./condition-edge";
 import { FlowNodeComponent, UploadNamesContext, type NodeOverlay } from "./flow-node";
 import type { FlowEdge, FlowNode } from "./mapper";
 import { DRAG_MIME, Palette } from "./palette";
-import { SidePanel } from "./side-panel";
+import { SidePanel, type PanelActions, type SelectedNode } from "./side-panel";
 import { useEditorGraph } from "./use-editor-graph";
 import { useOverlays } from "./use-overlays";
 import { useValidation } from "./use-validation";
@@ -23,6 +23,8 @@ import { useValidation } from "./use-validation";
 const nodeTypes: NodeTypes = { flowmail: FlowNodeComponent };
 const edgeTypes: EdgeTypes = { condition: ConditionEdge };
 const NEW_GRAPH: Graph = { nodes: [], edges: [] };
+const NO_ISSUES: ValidationResult["errors"] = [];
+const NO_RUNS: RunSummary[] = [];
 
 export function WorkflowEditor({ workflowId }: { workflowId: string | null }) {
   const { data, error, isPending } = useWorkflow(workflowId);
@@ -56,15 +58,34 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   const [runId, setRunId] = useState<string | null>(params.get("run"));
   const { run, error: runError } = useRun(runId);
   const runs = useWorkflowRuns(workflowId);
-  const validation = useValidation(editor.graph);
+  // Derived views (validation, the dirty flag, the inspector) follow a deferred copy of the graph, so
+  // React may skip intermediate values while a node is dragged across a large canvas.
+  const deferredGraph = useDeferredValue(editor.graph);
+  const validation = useValidation(deferredGraph);
   const canvasRef = useRef<HTMLDivElement>(null);
   const [initialHasNodes] = useState(() => (workflow?.graph.nodes.length ?? 0) > 0);
-  const dirty = snapshot(name, editor.graph) !== saved;
+  const dirty = useMemo(() => snapshot(name, deferredGraph), [name, deferredGraph]) !== saved;
   const uploads = useUploads();
   const uploadNames = useMemo(() => new Map((uploads.data?.items ?? []).map((u) => [u.uploadId, u.filename])), [uploads.data]);
 
-  const selectedNode = editor.present.nodes.find((n) => n.selected) ?? null;
-  const selectedEdge = selectedNode ? null : (editor.present.edges.find((e) => e.selected) ?? null);
+  const selectedFlowNode = editor.present.nodes.find((n) => n.selected) ?? null;
+  const selectedEdge = selectedFlowNode ? null : (editor.present.edges.find((e) => e.selected) ?? null);
+  const selId = selectedFlowNode?.id;
+  const selType = selectedFlowNode?.data.type;
+  const selConfig = selectedFlowNode?.data.config;
+  const selectedNode = useMemo<SelectedNode | null>(
+    () => (selId && selType && selConfig ? { id: selId, type: selType, config: selConfig } : null),
+    [selId, selType, selConfig],
+  );
+  const { updateConfig, renameNode, removeNode, updateCondition, removeEdge, replace } = editor;
+  const actions = useMemo<PanelActions>(
+    () => ({ updateConfig, renameNode, removeNode, updateCondition, removeEdge }),
+    [updateConfig, renameNode, removeNode, updateCondition, removeEdge],
+  );
+  const pickNode = useCallback(
+    (id: string) => replace((doc) => ({ ...doc, nodes: doc.nodes.map((n) => (n.selected === (n.id === id) ? n : { ...n, selected: n.id === id })) })),
+    [replace],
+  );
   const { nodes, edges } = useOverlays(editor.present, validation.result, run);
 
   // Keep the list of runs fresh when a run finishes.
@@ -210,16 +231,17 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
           )}
         </div>
         <SidePanel
-          editor={editor}
+          graph={deferredGraph}
+          actions={actions}
           selectedNode={selectedNode}
           selectedEdge={selectedEdge}
-          issues={validation.result?.errors ?? []}
+          issues={validation.result?.errors ?? NO_ISSUES}
           runId={runId}
           run={run}
           runError={runError}
-          runs={runs.data?.items ?? []}
+          runs={runs.data?.items ?? NO_RUNS}
           onOpenRun={setRunId}
-          onPickNode={(id) => editor.replace((doc) => ({ ...doc, nodes: doc.nodes.map((n) => ({ ...n, selected: n.id === id })) }))}
+          onPickNode={pickNode}
           workflowSaved={!!workflowId}
         />
       </div>
@@ -322,7 +344,10 @@ function useShortcuts(actions: { save: () => void; undo: () => void; redo: () =>
   }, []);
 }
 
-/** Asks before leaving the page with unsaved changes. */
+/**
+ * Asks before leaving with unsaved changes: `beforeunload` covers reloads and closing the tab, and a
+ * capturing click listener covers in-app links (client-side navigation never fires `beforeunload`).
+ */
 function useUnsavedGuard(dirty: boolean) {
   useEffect(() => {
     if (!dirty) return;
@@ -330,7 +355,19 @@ function useUnsavedGuard(dirty: boolean) {
       e.preventDefault();
       e.returnValue = "";
     };
+    const onClick = (e: MouseEvent) => {
+      const link = (e.target as HTMLElement | null)?.closest("a[href]");
+      if (!link || link.getAttribute("target") === "_blank" || e.defaultPrevented) return;
+      if (!window.confirm("You have unsaved changes. Leave without saving?")) {
+        e.preventDefault();
+        e.stopPropagation();
+      }
+    };
     window.addEventListener("beforeunload", onBeforeUnload);
-    return () => window.removeEventListener("beforeunload", onBeforeUnload);
+    document.addEventListener("click", onClick, true);
+    return () => {
+      window.removeEventListener("beforeunload", onBeforeUnload);
+      document.removeEventListener("click", onClick, true);
+    };
   }, [dirty]);
 }
