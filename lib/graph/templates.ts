@@ -105,7 +105,8 @@ function parseRef(raw: string, position: number): TemplateRef {
   if (FORBIDDEN_KEYS.includes(root) || rest.includes("__proto__")) fail(`"${FORBIDDEN_KEYS.join('", "')}" name nothing`);
   if (root !== "item" && !NODE_ID_PATTERN.test(root)) fail(`"${root}" is not a node id`);
   const path = rest.map((segment) => (/^\d{1,9}$/.test(segment) ? Number(segment) : segment));
-  return { root, path, raw };
+  // Frozen: parsed templates are cached and shared between callers.
+  return Object.freeze({ root, path: Object.freeze(path) as (string | number)[], raw });
 }
 
 /** Every reference in a template string, in order. Throws TemplateSyntaxError. */
