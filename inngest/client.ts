@@ -1,6 +1,5 @@
 import { eventType, Inngest } from "inngest";
 import { z } from "zod";
-import { getConfig } from "@/lib/config";
 
 /** `flowmail/run.wake`: a workflow may have a run to claim (or, with runId, a stale run to resume). */
 export const runWakeEvent = eventType("flowmail/run.wake", {
@@ -9,17 +8,13 @@ export const runWakeEvent = eventType("flowmail/run.wake", {
 
 const globalForInngest = globalThis as unknown as { __flowmailInngest?: Inngest };
 
-/** The Inngest client, built lazily so that config is read at runtime (INNGEST_DEV, keys), not at import. */
+/**
+ * The Inngest client. The SDK reads INNGEST_EVENT_KEY, INNGEST_SIGNING_KEY and INNGEST_DEV (a flag or the dev
+ * server's URL) itself; nothing here reads the app config, because `next build` evaluates the /api/inngest route
+ * module and the full config refuses to load without production secrets.
+ */
 export function getInngest(): Inngest {
-  if (!globalForInngest.__flowmailInngest) {
-    const config = getConfig();
-    globalForInngest.__flowmailInngest = new Inngest({
-      id: "flowmail",
-      isDev: config.inngest.dev,
-      eventKey: config.inngest.eventKey,
-      signingKey: config.inngest.signingKey,
-    });
-  }
+  globalForInngest.__flowmailInngest ??= new Inngest({ id: "flowmail" });
   return globalForInngest.__flowmailInngest;
 }
 
