@@ -7,10 +7,14 @@ export type ExpressionReference = { name: string; member: boolean; position: num
 
 export const EXPRESSION_HELPERS = ["contains", "startsWith", "endsWith", "lower", "upper", "len"] as const;
 
+/**
+ * Words that are JavaScript's ways out of a sandbox. No lookup here could reach anything through them (every
+ * read is an own-property read), but refusing them at save time gives the clearest answer. Ordinary words that
+ * are also JavaScript keywords (`class`, `return`, `module`…) stay usable: they are plausible CSV column names.
+ */
 export const RESERVED_WORDS: readonly string[] = [
-  "with", "Function", "this", "import", "constructor", "__proto__", "prototype", "new", "eval", "function",
-  "return", "var", "let", "const", "class", "delete", "typeof", "instanceof", "void", "yield", "await",
-  "globalThis", "window", "global", "process", "require", "module", "arguments", "super", "async", "export",
+  "with", "Function", "function", "this", "import", "constructor", "__proto__", "prototype", "new", "eval",
+  "globalThis", "require",
 ];
 
 const MAX_DEPTH = 64;
