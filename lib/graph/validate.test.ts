@@ -124,6 +124,21 @@ describe("validateGraph messages and edge cases", () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it("reports edges of the wrong shape without crashing", () => {
+    const fixture = fixtures.find((candidate) => candidate.file === "valid-linear.json")!;
+    const graph = structuredClone(fixture.graph) as { nodes: unknown[]; edges: unknown[] };
+    graph.edges.push("t->src", { source: "trigger", target: 5, condition: 7 }, { source: "f", target: "out", label: "x" });
+    expect(shape(validateGraph(graph).errors)).toEqual(
+      [
+        "graph.edges[4] invalid_graph -",
+        "graph.edges[5].condition invalid_expression -",
+        "graph.edges[5].target unknown_edge_endpoint -",
+        "graph.edges[6].label invalid_graph -",
+        "graph.edges[6] duplicate_edge out",
+      ].sort(),
+    );
+  });
+
   it("checks the syntax of a condition on an edge with an unknown endpoint", () => {
     const fixture = fixtures.find((candidate) => candidate.file === "valid-linear.json")!;
     const graph = structuredClone(fixture.graph) as Graph;

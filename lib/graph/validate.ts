@@ -160,7 +160,7 @@ function checkEdges(rawEdges: unknown[], byId: Map<string, NodeInfo>, report: Re
     }
     const condition = raw.condition;
     if (condition !== undefined && typeof condition !== "string") {
-      report("invalid_expression", `${path}.condition`, "An edge condition must be text", raw.target as string);
+      report("invalid_expression", `${path}.condition`, "An edge condition must be text", typeof raw.target === "string" ? raw.target : undefined);
     }
     if (!known) {
       if (typeof condition === "string") checkConditionSyntax(condition, `${path}.condition`, report);
