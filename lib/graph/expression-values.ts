@@ -1,4 +1,4 @@
-// Value semantics of the expression language: the contract's comparison rules, truthiness, `in` and `+`.
+// Value semantics of the expression language: the contract's comparison rules and truthiness.
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /** A number, or a string that reads fully as a finite number; otherwise undefined. */

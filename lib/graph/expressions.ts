@@ -22,8 +22,9 @@
 //   So node ids win only when followed by `.`; `item.<field>` always reaches the item.
 // - A name that is neither is an ExpressionError (a typo must not silently filter out every row); a field that
 //   exists with "" is fine. A missing nested field (`ai.sumary`) is an error too; an index past the end is null.
-// - JavaScript words that could reach something (`with`, `Function`, `this`, `import`, `constructor`,
-//   `__proto__`, `prototype`, `new`, `eval`, …) are syntax errors wherever a name is expected.
+// - JavaScript's sandbox-escape words (`with`, `Function`, `this`, `import`, `constructor`, `__proto__`,
+//   `prototype`, `new`, `eval`, `globalThis`, `require`) are syntax errors wherever a name is expected; any
+//   other name (`process`, `window`…) is just an unknown name, since nothing global is ever in scope.
 //
 // Values: comparisons follow the contract — a number and a numeric string compare as numbers, a number and a
 // non-numeric string are never equal or ordered (`!=` is true), two numeric strings are ordered numerically.
