@@ -7,7 +7,7 @@ import { decideNode, outgoingEdges, topologicalOrder } from "@/lib/graph/plan";
 import type { Graph, GraphEdge, GraphNode } from "@/lib/graph/schema";
 import { log } from "@/lib/log";
 import { nodeExecutors } from "@/lib/nodes/registry";
-import { NodeError, type NodeExecutor, type NodeOutcome } from "@/lib/nodes/types";
+import { NodeError, type NodeExecutor, type NodeOutcome, type NodeRuntime } from "@/lib/nodes/types";
 import { finalizeRun } from "./finalize-run";
 import { initNodeRows, markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow } from "./node-store";
 import { claimNextRun, heartbeat } from "./queue";
@@ -70,6 +70,7 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string): P
     });
   }
   await step.run("finalize", () => finalizeRun(deps, run, order));
+  for (const key of runtimes.keys()) if (key.startsWith(`${runId}:`)) runtimes.delete(key);
 }
 
 /** Marks the nodes that can never run as SKIPPED and returns those that can run now. */
@@ -149,11 +150,11 @@ async function guard(
   db: Db,
   run: RunInfo,
   node: GraphNode,
-  fn: (rt: Awaited<ReturnType<typeof buildRuntime>>) => Promise<NodeSummary>,
+  fn: (rt: NodeRuntime) => Promise<NodeSummary>,
 ): Promise<NodeSummary> {
   await beat(db, run.runId);
   try {
-    return await fn(await buildRuntime(db, run, node));
+    return await fn(await runtimeFor(db, run, node));
   } catch (error) {
     const message = nodeErrorMessage(error);
     if (!(error instanceof NodeError)) log.error("node failed unexpectedly", { runId: run.runId, nodeId: node.id, error });
@@ -161,6 +162,24 @@ async function guard(
     await appendRunLog(db, run.runId, "error", `Node "${node.id}" failed: ${message}`, node.id);
     return { status: "FAILED", error: message };
   }
+}
+
+/**
+ * A node's runtime is fixed once it starts (its upstream nodes have all finished), so the batch steps of an OUTPUT
+ * node reuse it instead of re-reading the run's statuses for every 100 emails. Another process rebuilds it.
+ */
+const runtimes = new Map<string, Promise<NodeRuntime>>();
+
+function runtimeFor(db: Db, run: RunInfo, node: GraphNode): Promise<NodeRuntime> {
+  const key = `${run.runId}:${node.id}`;
+  let runtime = runtimes.get(key);
+  if (!runtime) {
+    if (runtimes.size >= 64) runtimes.delete(runtimes.keys().next().value as string);
+    runtime = buildRuntime(db, run, node);
+    runtimes.set(key, runtime);
+    runtime.catch(() => runtimes.delete(key));
+  }
+  return runtime;
 }
 
 const lastBeat = new Map<string, number>();
