@@ -16,6 +16,8 @@ const MAX_ID_LENGTH = 100;
  */
 export async function checkGraph(db: Db, accountId: string, input: unknown): Promise<{ valid: boolean; errors: GraphError[] }> {
   const result = validateGraph(input);
+  // An oversized graph is refused on its size alone: no per-node database work for 10,000 nodes.
+  if (result.errors.some((error) => error.code === "too_large")) return { valid: false, errors: result.errors };
   const refs = dataSourceRefs(input);
   const errors = [...result.errors, ...(await checkUploads(db, accountId, refs)), ...(await checkDrive(db, accountId, refs))];
   return { valid: errors.length === 0, errors };
