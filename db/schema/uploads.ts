@@ -21,10 +21,11 @@ export const uploads = pgTable("uploads", {
  * every insert makes a 50 MiB upload about a second faster on PGlite (measured: 2.8 s vs 3.6–5.2 s of CPU for
  * the inserts alone); drizzle still hands out `string[][]`.
  */
-const jsonRows = customType<{ data: string[][]; driverData: string }>({
+const jsonRows = customType<{ data: string[][]; driverData: string | string[][] }>({
   dataType: () => "text",
   toDriver: (value) => JSON.stringify(value),
-  fromDriver: (value) => JSON.parse(value) as string[][],
+  // A database still on the jsonb column (a server started before migration 0001) hands out parsed arrays.
+  fromDriver: (value) => (typeof value === "string" ? (JSON.parse(value) as string[][]) : value),
 });
 
 /**
