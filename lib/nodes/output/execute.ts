@@ -2,7 +2,7 @@ import "server-only";
 import { getConfig } from "@/lib/config";
 import { getEmailSender } from "@/lib/email";
 import { NodeError, type NodeExecutor, type NodeOf, type NodeRuntime } from "../types";
-import { countSent, markFailed, markSent, quotaUsage, recordPending } from "./ledger";
+import { countSent, markSent, markUnsentFailed, quotaUsage, recordAllPending, sentIndexes } from "./ledger";
 import { forEachItems, renderEmail, validateAllEmails, type RenderedEmail } from "./render-emails";
 import { sendBatchWithRetry } from "./send-with-retry";
 
@@ -11,14 +11,16 @@ export const EMAILS_PER_BATCH = 100;
 const ledgerKey = (node: NodeOf<"OUTPUT">, rt: NodeRuntime) => ({ runId: rt.runId, nodeId: node.id, accountId: rt.accountId });
 
 /**
- * OUTPUT runs as several durable steps: this first one renders every email (refusing all if any is malformed)
- * and checks the daily quota; then one step per 100 emails sends them; `complete` counts what the ledger says was sent.
+ * OUTPUT runs as several durable steps: this first one renders every email (refusing all if any is malformed),
+ * checks the daily quota and records every email as pending in the send ledger; then one step per 100 emails sends
+ * those not yet sent; `complete` counts what the ledger says was sent.
  */
 export const outputExecutor: NodeExecutor<"OUTPUT"> = {
   async execute(node, rt) {
     const items = forEachItems(node, rt);
-    validateAllEmails(node, rt, items);
+    const recipients = validateAllEmails(node, rt, items);
     await assertWithinQuota(node, rt, items.length);
+    await recordAllPending(rt.db, ledgerKey(node, rt), recipients);
     return { kind: "batched", batches: Math.ceil(items.length / EMAILS_PER_BATCH) };
   },
 
@@ -34,7 +36,7 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
       emails.push(email);
     }
     const key = ledgerKey(node, rt);
-    const alreadySent = await recordPending(rt.db, key, emails);
+    const alreadySent = await sentIndexes(rt.db, key, from, to);
     const pending = emails.filter((e) => !alreadySent.has(e.itemIndex));
     if (pending.length === 0) return;
     try {
@@ -53,7 +55,7 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
       );
       await markSent(rt.db, key, pending.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id })));
     } catch (error) {
-      if (error instanceof NodeError) await markFailed(rt.db, key, pending.map((e) => e.itemIndex), error.message);
+      if (error instanceof NodeError) await markUnsentFailed(rt.db, key, error.message);
       throw error;
     }
   },

@@ -2,33 +2,37 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import { newId } from "@/lib/ids";
-import type { RenderedEmail } from "./render-emails";
 
 type Key = { runId: string; nodeId: string; accountId: string };
 
+type Recipient = { itemIndex: number; to: string; subject: string };
+
 /**
- * Records the emails of a batch as pending before the provider call (the unique (run, node, item) key makes it
- * idempotent) and answers the indexes already sent. One JSON parameter instead of hundreds of bind parameters.
+ * Records every email of the node as pending before any provider call (the unique (run, node, item) key makes it
+ * idempotent, so a resumed node records nothing twice). A few large statements with one JSON parameter each:
+ * far cheaper than one insert per batch, above all on PGlite.
  */
-export async function recordPending(db: Db, key: Key, emails: RenderedEmail[]): Promise<Set<number>> {
-  if (emails.length === 0) return new Set();
-  const rows = JSON.stringify(emails.map((e) => ({ id: newId("eml"), item_index: e.itemIndex, to: e.to, subject: e.subject })));
-  const indexes = emails.map((e) => e.itemIndex);
-  // One round trip: record the pending rows and read which of these items an earlier attempt already sent.
-  const sent = await execRows<{ item_index: number }>(
+export async function recordAllPending(db: Db, key: Key, emails: Recipient[]): Promise<void> {
+  for (let start = 0; start < emails.length; start += 5000) {
+    const rows = JSON.stringify(
+      emails.slice(start, start + 5000).map((e) => ({ id: newId("eml"), item_index: e.itemIndex, to: e.to, subject: e.subject })),
+    );
+    await db.execute(sql`
+      insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status)
+      select x.id, ${key.runId}, ${key.nodeId}, x.item_index, ${key.accountId}, x."to", x.subject, 'pending'
+      from jsonb_to_recordset(${rows}::jsonb) as x(id text, item_index int, "to" text, subject text)
+      on conflict (run_id, node_id, item_index) do nothing`);
+  }
+}
+
+/** Item indexes in [from, to) that an earlier attempt already delivered. */
+export async function sentIndexes(db: Db, key: Key, from: number, to: number): Promise<Set<number>> {
+  const rows = await execRows<{ item_index: number }>(
     db,
-    sql`with recorded as (
-          insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status)
-          select x.id, ${key.runId}, ${key.nodeId}, x.item_index, ${key.accountId}, x."to", x.subject, 'pending'
-          from jsonb_to_recordset(${rows}::jsonb) as x(id text, item_index int, "to" text, subject text)
-          on conflict (run_id, node_id, item_index) do nothing
-          returning item_index
-        )
-        select item_index from email_sends
-        where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'sent'
-          and item_index between ${Math.min(...indexes)} and ${Math.max(...indexes)}`,
+    sql`select item_index from email_sends
+        where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'sent' and item_index >= ${from} and item_index < ${to}`,
   );
-  return new Set(sent.map((r) => Number(r.item_index)));
+  return new Set(rows.map((r) => Number(r.item_index)));
 }
 
 export async function markSent(db: Db, key: Key, sent: { itemIndex: number; providerId: string }[]): Promise<void> {
@@ -40,12 +44,11 @@ export async function markSent(db: Db, key: Key, sent: { itemIndex: number; prov
     where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index = v.idx`);
 }
 
-export async function markFailed(db: Db, key: Key, itemIndexes: number[], error: string): Promise<void> {
-  if (itemIndexes.length === 0) return;
-  const list = sql.join(itemIndexes.map((i) => sql`${i}::int`), sql`, `);
+/** After a node failure: its unsent emails will never be sent, so they stop counting against the daily quota. */
+export async function markUnsentFailed(db: Db, key: Key, error: string): Promise<void> {
   await db.execute(sql`
     update email_sends set status = 'failed', error = ${error}
-    where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'pending' and item_index in (${list})`);
+    where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'pending'`);
 }
 
 export async function countSent(db: Db, runId: string, nodeId: string): Promise<number> {

@@ -54,18 +54,24 @@ export function renderEmail(node: NodeOf<"OUTPUT">, rt: NodeRuntime, item: unkno
   return html ? { itemIndex, to, subject, html: body } : { itemIndex, to, subject, text: body };
 }
 
-/** Renders every email (so nothing is sent when any of them is malformed); throws the first few problems. */
-export function validateAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: unknown[]): void {
+/**
+ * Renders every email (so nothing is sent when any of them is malformed); throws the first few problems.
+ * Returns the recipients and subjects, for the send ledger.
+ */
+export function validateAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: unknown[]): { itemIndex: number; to: string; subject: string }[] {
   const problems: string[] = [];
+  const recipients: { itemIndex: number; to: string; subject: string }[] = [];
   let count = 0;
   for (let i = 0; i < items.length; i++) {
     const result = renderEmail(node, rt, items[i], i);
     if (typeof result === "string") {
       count++;
       if (problems.length < 3) problems.push(result);
+    } else {
+      recipients.push({ itemIndex: i, to: result.to, subject: result.subject });
     }
   }
-  if (count === 0) return;
+  if (count === 0) return recipients;
   const more = count > problems.length ? ` (and ${count - problems.length} more)` : "";
   throw new NodeError(
     `${count} of ${items.length} emails could not be rendered, so none was sent: ${problems.join("; ")}${more}.`,
