@@ -2,7 +2,9 @@
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { getDb, getDbHandle } from "@/db/client";
+import { randomBytes } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { closeDb, getDb, getDbHandle, openPostgres } from "@/db/client";
 import { migratePostgres } from "@/db/migrate";
 import { accounts, uploadChunks, uploads, workflows } from "@/db/schema";
 import { resetConfig } from "@/lib/config";
@@ -16,10 +18,37 @@ export function benchEnv(extra: Record<string, string> = {}): void {
   resetConfig();
 }
 
+/**
+ * PGlite in a fresh temp dir, or a fresh database on the PostgreSQL server of DATABASE_URL (dropped at the end):
+ * leftovers of other runs (queued runs the executor would pick up) never mix into a measurement.
+ */
 export async function benchDb() {
+  const serverUrl = process.env.DATABASE_URL;
+  if (serverUrl) {
+    const name = `flowmail_bench_${randomBytes(5).toString("hex")}`;
+    const admin = await openPostgres(serverUrl, { max: 1 });
+    await admin.db.execute(sql.raw(`create database ${name}`));
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    process.env.DATABASE_URL = url.toString();
+    resetConfig();
+    dropAtExit = async () => {
+      await closeDb();
+      await admin.db.execute(sql.raw(`drop database if exists ${name} with (force)`));
+      await admin.close();
+    };
+  }
   const handle = await getDbHandle();
   if (handle.driver === "postgres") await migratePostgres(handle.db);
   return { db: handle.db, driver: handle.driver };
+}
+
+let dropAtExit: (() => Promise<void>) | undefined;
+
+/** Ends the benchmark: drops its PostgreSQL database, then exits with `code`. */
+export async function benchExit(code: number): Promise<never> {
+  await dropAtExit?.().catch((error) => console.error("could not drop the bench database", error));
+  process.exit(code);
 }
 
 export async function benchAccount(): Promise<string> {

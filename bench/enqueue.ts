@@ -3,7 +3,7 @@
 // No executor runs, so this measures the enqueue path alone. (No HTTP server: a production build is not available
 // to benchmarks here; see the report.)
 // Usage: npx tsx --conditions=react-server bench/enqueue.ts   (DATABASE_URL=postgres://… for PostgreSQL)
-import { benchAccount, benchDb, benchEnv, benchUpload, benchWorkflow } from "./bench-support";
+import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow } from "./bench-support";
 
 const TOTAL = Number(process.env.BENCH_TOTAL ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -57,7 +57,7 @@ async function main() {
     `enqueue: driver=${driver} in-process requests=${TOTAL} concurrency=${CONCURRENCY} throughput=${Math.round(TOTAL / seconds)}/s ` +
       `p50=${pct(0.5)}ms p99=${pct(0.99)}ms max=${latencies[latencies.length - 1].toFixed(1)}ms (targets ≥1000/s, p99 ≤50ms)`,
   );
-  process.exit(0);
+  await benchExit(0);
 }
 
 main().catch((error) => {

@@ -2,7 +2,7 @@
 // Measures enqueue → SUCCESS and the peak RSS of this process (the app side; the fake Resend runs in it too).
 // Usage: npx tsx --conditions=react-server bench/run-pipeline.ts   (DATABASE_URL=postgres://… for PostgreSQL)
 import { startFakeResend } from "@/test/support/fake-resend";
-import { benchAccount, benchDb, benchEnv, benchUpload, benchWorkflow, mb, rssSampler } from "./bench-support";
+import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, mb, rssSampler } from "./bench-support";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 
@@ -64,7 +64,7 @@ async function main() {
     `run-pipeline: driver=${driver} rows=${ROWS} status=${finished.status} emailsSent=${finished.result?.emailsSent} delivered=${delivered} ` +
       `filteredOut=${finished.result?.filteredOut} enqueue→SUCCESS=${seconds.toFixed(2)}s peakRSS=${mb(peak)}MB rssAtEnqueue=${mb(rssBefore)}MB (limits 15s, 512MB)`,
   );
-  process.exit(finished.status === "SUCCESS" && delivered === Math.round(ROWS * 0.4) ? 0 : 1);
+  await benchExit(finished.status === "SUCCESS" && delivered === Math.round(ROWS * 0.4) ? 0 : 1);
 }
 
 main().catch((error) => {

@@ -1,6 +1,6 @@
 // A 10-node graph on tiny data in the embedded executor (mailbox transport): enqueue → SUCCESS per run.
 // Usage: npx tsx --conditions=react-server bench/tiny-graph.ts   (DATABASE_URL=postgres://… for PostgreSQL)
-import { benchAccount, benchDb, benchEnv, benchUpload, benchWorkflow } from "./bench-support";
+import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow } from "./bench-support";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
 
@@ -50,7 +50,7 @@ async function main() {
   times.sort((a, b) => a - b);
   const pct = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))].toFixed(0);
   console.log(`tiny-graph: driver=${driver} nodes=10 runs=${RUNS} enqueue→SUCCESS median=${pct(0.5)}ms p90=${pct(0.9)}ms max=${times[times.length - 1].toFixed(0)}ms (limit 300ms)`);
-  process.exit(0);
+  await benchExit(0);
 }
 
 main().catch((error) => {
