@@ -15,6 +15,11 @@ export interface NodeOverlay {
 /** Upload id → file name, so a DATA_SOURCE card shows "people.csv" rather than an id. */
 export const UploadNamesContext = createContext<Map<string, string>>(new Map());
 
+/** Node id → its overlay (see use-overlays.ts); a node without one shows neither errors nor a status. */
+export const NodeOverlaysContext = createContext<ReadonlyMap<string, NodeOverlay>>(new Map());
+const NO_OVERLAY: NodeOverlay = {};
+const NO_ERRORS: string[] = [];
+
 const STATUS_RING: Record<string, string> = {
   PENDING: "ring-slate-300 bg-slate-50",
   RUNNING: "ring-brand-400 node-running",
@@ -24,10 +29,10 @@ const STATUS_RING: Record<string, string> = {
 };
 
 function FlowNodeView({ id, data, selected }: NodeProps<FlowNode>) {
-  const overlay = data as FlowNode["data"] & NodeOverlay;
+  const overlay = useContext(NodeOverlaysContext).get(id) ?? NO_OVERLAY;
   const kind = NODE_KINDS[data.type];
   const status = overlay.run?.status;
-  const errors = overlay.errors ?? [];
+  const errors = overlay.errors ?? NO_ERRORS;
   const uploadNames = useContext(UploadNamesContext);
   return (
     <div

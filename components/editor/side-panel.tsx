@@ -1,5 +1,5 @@
 "use client";
-import { memo, useEffect, useMemo, useState } from "react";
+import { memo, useMemo, useState } from "react";
 import { useUploads } from "@/lib/client/hooks";
 import type { Graph, NodeType, Run, RunSummary, ValidationResult } from "@/lib/client/types";
 import { Alert, StatusBadge, cx, formatDuration } from "@/components/ui";
@@ -44,15 +44,17 @@ interface SidePanelProps {
 // node on a large canvas does not re-render the inspector on every frame.
 export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
   const { graph, actions: editor, selectedNode, selectedEdge, run } = props;
-  const [tab, setTab] = useState<Tab>("node");
-  // A new run brings the run tab forward; selecting something brings the node tab forward.
-  useEffect(() => {
-    if (props.runId) setTab("run");
-  }, [props.runId]);
+  // A new run brings the run tab forward; selecting something brings the node tab forward (a selection
+  // wins when both change at once). Adjusted during render by comparing with the values last seen.
+  const runId = props.runId;
   const selectionKey = selectedNode?.id ?? selectedEdge?.id ?? null;
-  useEffect(() => {
-    if (selectionKey) setTab("node");
-  }, [selectionKey]);
+  const [tab, setTab] = useState<Tab>(() => (selectionKey || !runId ? "node" : "run"));
+  const [seen, setSeen] = useState({ runId, selectionKey });
+  if (seen.runId !== runId || seen.selectionKey !== selectionKey) {
+    setSeen({ runId, selectionKey });
+    if (seen.selectionKey !== selectionKey && selectionKey) setTab("node");
+    else if (seen.runId !== runId && runId) setTab("run");
+  }
 
   const uploads = useUploads();
   const columnsByUpload = useMemo(

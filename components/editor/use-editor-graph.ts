@@ -3,7 +3,7 @@
 import {
   applyEdgeChanges, applyNodeChanges, type Connection, type EdgeChange, type NodeChange,
 } from "@xyflow/react";
-import { useCallback, useMemo, useRef } from "react";
+import { useCallback, useMemo } from "react";
 import type { Graph, NodeType } from "@/lib/client/types";
 import { layoutPositions } from "./layout";
 import { edgeId, flowToGraph, graphToFlow, toFlowEdge, type FlowEdge, type FlowNode } from "./mapper";
@@ -19,11 +19,10 @@ const NODE_ID = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
 const RESERVED = ["item", "__proto__", "constructor", "prototype"];
 
 export function useEditorGraph(initial: Graph) {
-  const history = useHistory<Doc>(graphToFlow(initial));
-  const { present, commit, replace } = history;
-  // Read through a ref so renameNode stays the same function while nodes move (keeps memoized panels still).
-  const nodesRef = useRef(present.nodes);
-  nodesRef.current = present.nodes;
+  const history = useHistory<Doc>(() => graphToFlow(initial));
+  // renameNode reads the nodes through getPresent (not from render) so it stays the same function while
+  // nodes move, which keeps memoized panels still.
+  const { present, getPresent, commit, replace } = history;
 
   const onNodesChange = useCallback(
     (changes: NodeChange<FlowNode>[]) => {
@@ -102,7 +101,7 @@ export function useEditorGraph(initial: Graph) {
     (oldId: string, newId: string): string | null => {
       if (!NODE_ID.test(newId)) return "Use a letter or _ first, then letters, digits or _ (at most 32).";
       if (RESERVED.includes(newId)) return `“${newId}” is reserved.`;
-      if (nodesRef.current.some((n) => n.id === newId)) return `Another node is already called “${newId}”.`;
+      if (getPresent().nodes.some((n) => n.id === newId)) return `Another node is already called “${newId}”.`;
       const swap = (id: string) => (id === oldId ? newId : id);
       commit((doc) => ({
         nodes: doc.nodes.map((n) => (n.id === oldId ? { ...n, id: newId } : n)),
@@ -110,7 +109,7 @@ export function useEditorGraph(initial: Graph) {
       }));
       return null;
     },
-    [commit],
+    [commit, getPresent],
   );
 
   const removeNode = useCallback(

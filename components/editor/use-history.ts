@@ -10,17 +10,32 @@ const COALESCE_MS = 800;
 type Next<T> = T | ((prev: T) => T);
 const resolve = <T,>(next: Next<T>, prev: T): T => (typeof next === "function" ? (next as (p: T) => T)(prev) : next);
 
-export function useHistory<T>(initial: T) {
+export function useHistory<T>(initial: T | (() => T)) {
   const [present, setPresent] = useState(initial);
-  const current = useRef(initial);
+  const current = useRef(present);
   const past = useRef<T[]>([]);
   const future = useRef<T[]>([]);
   const last = useRef<{ key: string; at: number } | null>(null);
-
-  const set = useCallback((value: T) => {
-    current.current = value;
-    setPresent(value);
+  // Whether there is a step to undo or redo, mirrored into state whenever the stacks change (the stacks
+  // themselves live in refs, which render must not read).
+  const [canUndo, setCanUndo] = useState(false);
+  const [canRedo, setCanRedo] = useState(false);
+  const syncStacks = useCallback(() => {
+    setCanUndo(past.current.length > 0);
+    setCanRedo(future.current.length > 0);
   }, []);
+
+  const set = useCallback(
+    (value: T) => {
+      current.current = value;
+      setPresent(value);
+      syncStacks();
+    },
+    [syncStacks],
+  );
+
+  /** The latest present, also inside a handler that runs before React re-renders (for event handlers only). */
+  const getPresent = useCallback(() => current.current, []);
 
   /** Records a new step (unless it continues the same burst of edits). */
   const commit = useCallback(
@@ -66,7 +81,8 @@ export function useHistory<T>(initial: T) {
     past.current = [...past.current.slice(-LIMIT + 1), current.current];
     future.current = [];
     last.current = null;
-  }, []);
+    syncStacks();
+  }, [syncStacks]);
 
   const reset = useCallback(
     (value: T) => {
@@ -78,5 +94,5 @@ export function useHistory<T>(initial: T) {
     [set],
   );
 
-  return { present, commit, replace, undo, redo, reset, checkpoint, canUndo: past.current.length > 0, canRedo: future.current.length > 0 };
+  return { present, getPresent, commit, replace, undo, redo, reset, checkpoint, canUndo, canRedo };
 }

@@ -1,15 +1,15 @@
 "use client";
 // Paints the document for display: validation errors and run status on nodes, item counts on edges.
-// Derived objects are cached per node so an unchanged node keeps its identity and its memoized view
-// does not re-render (what keeps a 200-node graph smooth while one node is dragged).
-import { useMemo, useRef } from "react";
+// Node overlays are not merged into the node objects: they travel in a map (NodeOverlaysContext) that
+// each node card reads by id. The document's nodes go to React Flow as they are, so a drag changes only
+// the dragged node's object, and a new validation or run result never re-creates the 200 node objects
+// (what keeps a large graph smooth while one node is dragged).
+import { useMemo } from "react";
 import type { NodeResult, Run, ValidationResult } from "@/lib/client/types";
 import type { EdgeOverlay } from "./condition-edge";
 import type { NodeOverlay } from "./flow-node";
-import type { FlowEdge, FlowNode } from "./mapper";
+import type { FlowEdge } from "./mapper";
 import type { Doc } from "./use-editor-graph";
-
-const NO_ERRORS: string[] = [];
 
 /** How many items a finished node handed on: FILTER items, DATA_SOURCE rows, else its itemsOut. */
 export function itemsOut(result: NodeResult | undefined): number | null {
@@ -21,28 +21,20 @@ export function itemsOut(result: NodeResult | undefined): number | null {
   return null;
 }
 
-export function useOverlays(doc: Doc, validation: ValidationResult | null, run: Run | null) {
-  const errorsByNode = useMemo(() => {
-    const map = new Map<string, string[]>();
-    for (const e of validation?.errors ?? []) if (e.nodeId) map.set(e.nodeId, [...(map.get(e.nodeId) ?? []), e.message]);
-    return map;
-  }, [validation]);
+/** Node id → its validation errors and its result in the shown run. */
+export function nodeOverlays(validation: ValidationResult | null, run: Run | null): Map<string, NodeOverlay> {
+  const map = new Map<string, NodeOverlay>();
+  for (const e of validation?.errors ?? []) {
+    if (!e.nodeId) continue;
+    const prev = map.get(e.nodeId);
+    map.set(e.nodeId, { ...prev, errors: [...(prev?.errors ?? []), e.message] });
+  }
+  for (const [id, result] of Object.entries(run?.nodes ?? {})) map.set(id, { ...map.get(id), run: result });
+  return map;
+}
 
-  const cache = useRef(new Map<string, { base: FlowNode; errors: string[]; run?: NodeResult; out: FlowNode }>());
-  const nodes = useMemo(() => {
-    const next = new Map<string, { base: FlowNode; errors: string[]; run?: NodeResult; out: FlowNode }>();
-    const list = doc.nodes.map((base) => {
-      const errors = errorsByNode.get(base.id) ?? NO_ERRORS;
-      const result = run?.nodes?.[base.id];
-      const hit = cache.current.get(base.id);
-      const same = hit && hit.base === base && sameErrors(hit.errors, errors) && hit.run === result;
-      const out: FlowNode = same ? hit.out : { ...base, data: { ...base.data, errors, run: result } as FlowNode["data"] & NodeOverlay };
-      next.set(base.id, { base, errors, run: result, out });
-      return out;
-    });
-    cache.current = next;
-    return list;
-  }, [doc.nodes, errorsByNode, run]);
+export function useOverlays(doc: Doc, validation: ValidationResult | null, run: Run | null) {
+  const overlays = useMemo(() => nodeOverlays(validation, run), [validation, run]);
 
   const edges = useMemo(() => {
     if (!run) return doc.edges;
@@ -54,9 +46,5 @@ export function useOverlays(doc: Doc, validation: ValidationResult | null, run: 
     });
   }, [doc.edges, run]);
 
-  return { nodes, edges };
-}
-
-function sameErrors(a: string[], b: string[]): boolean {
-  return a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
+  return { nodes: doc.nodes, edges, overlays };
 }

@@ -4,14 +4,14 @@ import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFl
 import { useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
-import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useDeferredValue, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import { errorMessage } from "@/lib/client/api";
 import { keys, startRun, useSaveWorkflow, useUploads, useWorkflow, useWorkflowRuns } from "@/lib/client/hooks";
 import { isFinished, useRun } from "@/lib/client/use-run";
 import type { Graph, NodeType, RunSummary, ValidationResult, Workflow } from "@/lib/client/types";
 import { Badge, Button, ErrorAlert, Input, PageSpinner, cx } from "@/components/ui";
 import { ConditionEdge } from "./condition-edge";
-import { FlowNodeComponent, UploadNamesContext, type NodeOverlay } from "./flow-node";
+import { FlowNodeComponent, NodeOverlaysContext, UploadNamesContext, type NodeOverlay } from "./flow-node";
 import type { FlowEdge, FlowNode } from "./mapper";
 import { DRAG_MIME, Palette } from "./palette";
 import { SidePanel, type PanelActions, type SelectedNode } from "./side-panel";
@@ -86,7 +86,8 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
     (id: string) => replace((doc) => ({ ...doc, nodes: doc.nodes.map((n) => (n.selected === (n.id === id) ? n : { ...n, selected: n.id === id })) })),
     [replace],
   );
-  const { nodes, edges } = useOverlays(editor.present, validation.result, run);
+  const { nodes, edges, overlays } = useOverlays(editor.present, validation.result, run);
+  const nodeColor = useCallback((n: FlowNode) => minimapColor(overlays.get(n.id)), [overlays]);
 
   // Keep the list of runs fresh when a run finishes.
   const finished = isFinished(run);
@@ -184,6 +185,7 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
           }}
         >
           <UploadNamesContext.Provider value={uploadNames}>
+          <NodeOverlaysContext.Provider value={overlays}>
           <ReactFlow<FlowNode, FlowEdge>
             nodes={nodes}
             edges={edges}
@@ -205,9 +207,10 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
             defaultEdgeOptions={{ type: "condition" }}
           >
             <Background gap={20} color="#e2e8f0" />
-            <MiniMap pannable zoomable className="!bg-white ring-1 ring-slate-200" nodeColor={(n) => minimapColor(n as FlowNode & { data: NodeOverlay })} />
+            <MiniMap pannable zoomable className="!bg-white ring-1 ring-slate-200" nodeColor={nodeColor} />
             <Controls showInteractive={false} />
           </ReactFlow>
+          </NodeOverlaysContext.Provider>
           </UploadNamesContext.Provider>
           {editor.present.nodes.length === 0 && (
             <div className="pointer-events-none absolute inset-0 z-10 flex items-center justify-center" data-testid="canvas-empty">
@@ -251,10 +254,10 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   );
 }
 
-function minimapColor(node: FlowNode & { data: NodeOverlay }): string {
-  const status = node.data.run?.status;
+function minimapColor(overlay: NodeOverlay | undefined): string {
+  const status = overlay?.run?.status;
   if (status === "SUCCESS") return "#10b981";
-  if (status === "FAILED" || node.data.errors?.length) return "#ef4444";
+  if (status === "FAILED" || overlay?.errors?.length) return "#ef4444";
   if (status === "RUNNING") return "#3366ff";
   return "#cbd5e1";
 }
@@ -317,28 +320,28 @@ function Toolbar(props: {
 
 /** Ctrl/Cmd+S saves everywhere; Ctrl/Cmd+Z and Shift+Z undo and redo unless a text field has focus (its own undo wins). */
 function useShortcuts(actions: { save: () => void; undo: () => void; redo: () => void }) {
-  const ref = useRef(actions);
-  ref.current = actions;
+  // An Effect Event always sees the latest actions without re-subscribing the listener.
+  const onKeyEvent = useEffectEvent((e: KeyboardEvent) => {
+    if (!(e.ctrlKey || e.metaKey)) return;
+    const key = e.key.toLowerCase();
+    if (key === "s") {
+      e.preventDefault();
+      actions.save();
+      return;
+    }
+    const target = e.target as HTMLElement | null;
+    if (target?.closest("input, textarea, select, [contenteditable=true]")) return;
+    if (key === "z") {
+      e.preventDefault();
+      if (e.shiftKey) actions.redo();
+      else actions.undo();
+    } else if (key === "y") {
+      e.preventDefault();
+      actions.redo();
+    }
+  });
   useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (!(e.ctrlKey || e.metaKey)) return;
-      const key = e.key.toLowerCase();
-      if (key === "s") {
-        e.preventDefault();
-        ref.current.save();
-        return;
-      }
-      const target = e.target as HTMLElement | null;
-      if (target?.closest("input, textarea, select, [contenteditable=true]")) return;
-      if (key === "z") {
-        e.preventDefault();
-        if (e.shiftKey) ref.current.redo();
-        else ref.current.undo();
-      } else if (key === "y") {
-        e.preventDefault();
-        ref.current.redo();
-      }
-    };
+    const onKey = (e: KeyboardEvent) => onKeyEvent(e);
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, []);

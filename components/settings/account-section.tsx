@@ -1,6 +1,6 @@
 "use client";
 import { useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { ApiError, api } from "@/lib/client/api";
 import { keys, useAccount } from "@/lib/client/hooks";
 import type { Account } from "@/lib/client/types";
@@ -9,13 +9,17 @@ import { Alert, Button, Card, CardHeader, ErrorAlert, Field, Input, Select } fro
 export function AccountSection() {
   const { data: account, error } = useAccount();
   const queryClient = useQueryClient();
-  const [fullName, setFullName] = useState("");
+  const [fullName, setFullName] = useState(account?.fullName ?? "");
   const [saveError, setSaveError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
+  // Each new copy of the account (loaded, refetched, saved) resets the field to the stored name,
+  // adjusted during render rather than in an effect.
+  const [shownAccount, setShownAccount] = useState(account);
+  if (account !== shownAccount) {
+    setShownAccount(account);
     if (account) setFullName(account.fullName);
-  }, [account]);
+  }
 
   async function save(e: React.FormEvent) {
     e.preventDefault();
@@ -56,16 +60,34 @@ const PROVIDERS = [
   { value: "openai-compatible", label: "OpenAI-compatible (Ollama, vLLM…)" },
 ];
 
+interface AiForm {
+  provider: string;
+  apiKey: string;
+  model: string;
+  baseUrl: string;
+}
+const BLANK_AI_FORM: AiForm = { provider: "openai", apiKey: "", model: "", baseUrl: "" };
+const fromCurrent = (form: AiForm, current: NonNullable<Account["ai"]>): AiForm => ({
+  ...form,
+  provider: current.provider,
+  model: current.model ?? "",
+  baseUrl: current.baseUrl ?? "",
+});
+
 export function AiProviderSection() {
   const { data: account } = useAccount();
   const queryClient = useQueryClient();
-  const [form, setForm] = useState({ provider: "openai", apiKey: "", model: "", baseUrl: "" });
+  const current = account?.ai ?? null;
+  const [form, setForm] = useState<AiForm>(() => (current ? fromCurrent(BLANK_AI_FORM, current) : BLANK_AI_FORM));
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const current = account?.ai ?? null;
-  useEffect(() => {
-    if (current) setForm((f) => ({ ...f, provider: current.provider, model: current.model ?? "", baseUrl: current.baseUrl ?? "" }));
-  }, [current]);
+  // A newly stored provider (loaded, saved, refetched) refills the form, keeping a key being typed;
+  // adjusted during render rather than in an effect.
+  const [shownCurrent, setShownCurrent] = useState(current);
+  if (current !== shownCurrent) {
+    setShownCurrent(current);
+    if (current) setForm((f) => fromCurrent(f, current));
+  }
   const fieldError = (name: string) => (error instanceof ApiError ? error.fieldError(name) : undefined);
 
   async function save(e: React.FormEvent) {

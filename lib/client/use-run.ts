@@ -1,7 +1,7 @@
 "use client";
 // Polls a run with backoff: first check after 1 s, each next wait ×1.5 up to 5 s, and stops once the run
 // is SUCCESS or FAILED. A plain timer loop (not refetchInterval) so the delay can grow between polls.
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import { errorMessage } from "./api";
 import { fetchRun } from "./hooks";
 import type { Run } from "./types";
@@ -17,36 +17,34 @@ export function nextDelay(current: number): number {
 export const isFinished = (run: Pick<Run, "status"> | null | undefined) => run?.status === "SUCCESS" || run?.status === "FAILED";
 
 export function useRun(runId: string | null): { run: Run | null; error: string | null } {
-  const [run, setRun] = useState<Run | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const generation = useRef(0);
+  // What the polls found, tagged with the run they were for: after runId changes, the previous run's
+  // data and error are not shown (derived here, not reset in the effect) until the new run's first read.
+  const [state, setState] = useState<{ runId: string | null; run: Run | null; error: string | null }>({ runId: null, run: null, error: null });
 
   useEffect(() => {
-    const mine = ++generation.current;
-    setRun(null);
-    setError(null);
     if (!runId) return;
+    let cancelled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const poll = async (delay: number) => {
       try {
         const next = await fetchRun(runId);
-        if (generation.current !== mine) return;
-        setRun(next);
-        setError(null);
+        if (cancelled) return;
+        setState({ runId, run: next, error: null });
         if (isFinished(next)) return;
       } catch (e) {
-        if (generation.current !== mine) return;
-        setError(errorMessage(e));
+        if (cancelled) return;
+        setState((s) => ({ runId, run: s.runId === runId ? s.run : null, error: errorMessage(e) }));
       }
       timer = setTimeout(() => void poll(nextDelay(delay)), delay);
     };
     // The first read is immediate so an already finished run (history, run page) shows at once.
     void poll(POLL_START_MS);
     return () => {
-      generation.current++;
+      cancelled = true;
       if (timer) clearTimeout(timer);
     };
   }, [runId]);
 
-  return { run, error };
+  const current = runId !== null && state.runId === runId;
+  return { run: current ? state.run : null, error: current ? state.error : null };
 }
