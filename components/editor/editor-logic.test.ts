@@ -67,3 +67,19 @@ describe("demo workflow", () => {
     expect(graphSchema.safeParse(graph).success).toBe(true);
   });
 });
+
+describe("node overlays", () => {
+  it("groups validation errors by node and adds the shown run's result", async () => {
+    const { nodeOverlays } = await import("./use-overlays");
+    const validation = { valid: false, errors: [
+      { nodeId: "a", message: "one", code: "x" },
+      { nodeId: "a", message: "two", code: "x" },
+      { message: "graph-level", code: "y" },
+    ] } as unknown as Parameters<typeof nodeOverlays>[0];
+    const run = { nodes: { a: { status: "FAILED" }, b: { status: "SUCCESS" } } } as unknown as Parameters<typeof nodeOverlays>[1];
+    const map = nodeOverlays(validation, run);
+    expect(map.get("a")).toEqual({ errors: ["one", "two"], run: { status: "FAILED" } });
+    expect(map.get("b")).toEqual({ run: { status: "SUCCESS" } });
+    expect(nodeOverlays(null, null).size).toBe(0);
+  });
+});

@@ -40,8 +40,9 @@ interface SidePanelProps {
   workflowSaved: boolean;
 }
 
-// Memoized with stable props (the graph is a deferred value, the actions never change), so dragging a
-// node on a large canvas does not re-render the inspector on every frame.
+// Memoized with stable props (the graph is the position-free structure, which keeps its identity while
+// nodes move; the actions never change), so dragging a node on a large canvas does not re-render the
+// inspector on every frame.
 export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
   const { graph, actions: editor, selectedNode, selectedEdge, run } = props;
   // A new run brings the run tab forward; selecting something brings the node tab forward (a selection

@@ -17,7 +17,7 @@ import { DRAG_MIME, Palette } from "./palette";
 import { SidePanel, type PanelActions, type SelectedNode } from "./side-panel";
 import { useEditorGraph } from "./use-editor-graph";
 import { useOverlays } from "./use-overlays";
-import { useValidation } from "./use-validation";
+import { useGraphStructure, useValidation } from "./use-validation";
 
 // Defined once at module level: new objects per render would make React Flow re-create every node.
 const nodeTypes: NodeTypes = { flowmail: FlowNodeComponent };
@@ -25,6 +25,10 @@ const edgeTypes: EdgeTypes = { condition: ConditionEdge };
 const NEW_GRAPH: Graph = { nodes: [], edges: [] };
 const NO_ISSUES: ValidationResult["errors"] = [];
 const NO_RUNS: RunSummary[] = [];
+// Also constants: React Flow copies a changed option object into its store, which wakes every subscriber.
+const FIT_VIEW_OPTIONS = { maxZoom: 1, padding: 0.3 };
+const DEFAULT_EDGE_OPTIONS = { type: "condition" };
+const DELETE_KEYS = ["Backspace", "Delete"];
 
 export function WorkflowEditor({ workflowId }: { workflowId: string | null }) {
   const { data, error, isPending } = useWorkflow(workflowId);
@@ -61,7 +65,9 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   // Derived views (validation, the dirty flag, the inspector) follow a deferred copy of the graph, so
   // React may skip intermediate values while a node is dragged across a large canvas.
   const deferredGraph = useDeferredValue(editor.graph);
-  const validation = useValidation(deferredGraph);
+  // Positions left out: keeps its identity during a drag, so neither validation nor the inspector redo work.
+  const structure = useGraphStructure(deferredGraph);
+  const validation = useValidation(structure);
   const canvasRef = useRef<HTMLDivElement>(null);
   const [initialHasNodes] = useState(() => (workflow?.graph.nodes.length ?? 0) > 0);
   const dirty = useMemo(() => snapshot(name, deferredGraph), [name, deferredGraph]) !== saved;
@@ -131,12 +137,13 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   useShortcuts({ save: () => void doSave(), undo: editor.undo, redo: editor.redo });
   useUnsavedGuard(dirty);
 
+  const { addNode } = editor;
   const addAt = useCallback(
     (type: NodeType, clientX: number, clientY: number) => {
       const p = flow.screenToFlowPosition({ x: clientX, y: clientY });
-      editor.addNode(type, { x: Math.round(p.x - 120), y: Math.round(p.y - 30) });
+      addNode(type, { x: Math.round(p.x - 120), y: Math.round(p.y - 30) });
     },
-    [flow, editor],
+    [flow, addNode],
   );
   const addAtCenter = useCallback(
     (type: NodeType) => {
@@ -198,13 +205,13 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
             onNodeDragStart={editor.checkpoint}
             edgesReconnectable
             onlyRenderVisibleElements
-            deleteKeyCode={["Backspace", "Delete"]}
+            deleteKeyCode={DELETE_KEYS}
             // Fit only a graph that exists when opened: on an empty canvas the first dropped node would
             // otherwise trigger the fit and jump away from where it was dropped.
             fitView={initialHasNodes}
-            fitViewOptions={{ maxZoom: 1, padding: 0.3 }}
+            fitViewOptions={FIT_VIEW_OPTIONS}
             minZoom={0.1}
-            defaultEdgeOptions={{ type: "condition" }}
+            defaultEdgeOptions={DEFAULT_EDGE_OPTIONS}
           >
             <Background gap={20} color="#e2e8f0" />
             <MiniMap pannable zoomable className="!bg-white ring-1 ring-slate-200" nodeColor={nodeColor} />
@@ -234,7 +241,7 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
           )}
         </div>
         <SidePanel
-          graph={deferredGraph}
+          graph={structure}
           actions={actions}
           selectedNode={selectedNode}
           selectedEdge={selectedEdge}
