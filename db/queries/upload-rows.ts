@@ -21,9 +21,12 @@ export async function findUpload(db: Db, accountId: string, uploadId: string) {
   return upload;
 }
 
+/** Row indexes are int4 in the database: "everything" must stay within it. */
+const MAX_ROWS = 2_147_483_647;
+
 /** Rows [offset, offset + limit) of an upload, read from its chunks in order. */
-export async function readUploadRows(db: Db, upload: { id: string; columns: string[] }, offset = 0, limit = Number.MAX_SAFE_INTEGER): Promise<CsvRow[]> {
-  const end = offset + limit;
+export async function readUploadRows(db: Db, upload: { id: string; columns: string[] }, offset = 0, limit = MAX_ROWS): Promise<CsvRow[]> {
+  const end = Math.min(offset + limit, MAX_ROWS);
   const chunks = await db
     .select({ firstRow: uploadChunks.firstRow, rowCount: uploadChunks.rowCount, rows: uploadChunks.rows })
     .from(uploadChunks)

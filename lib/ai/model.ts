@@ -2,6 +2,7 @@ import "server-only";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import type { LanguageModel } from "ai";
+import { createGuardedFetch } from "@/lib/net/guarded-fetch";
 import type { AiProvider, AiSettings } from "./settings";
 
 export const DEFAULT_MODELS: Record<Exclude<AiProvider, "openai-compatible">, string> = {
@@ -27,6 +28,12 @@ export function languageModel(settings: AiSettings, modelId: string): LanguageMo
     case "openai":
       return createOpenAI({ apiKey: settings.apiKey, ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}) }).chat(modelId);
     case "openai-compatible":
-      return createOpenAI({ apiKey: settings.apiKey, baseURL: settings.baseUrl ?? undefined, name: "openai-compatible" }).chat(modelId);
+      // The base URL was checked when saved; its DNS may change since, so every call is checked again.
+      return createOpenAI({
+        apiKey: settings.apiKey,
+        baseURL: settings.baseUrl ?? undefined,
+        name: "openai-compatible",
+        fetch: createGuardedFetch(),
+      }).chat(modelId);
   }
 }
