@@ -1,0 +1,204 @@
+import { readdirSync, statSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as uploadsRoute from "@/app/api/uploads/route";
+import * as uploadRoute from "@/app/api/uploads/[uploadId]/route";
+import * as uploadRowsRoute from "@/app/api/uploads/[uploadId]/rows/route";
+import * as webhooksRoute from "@/app/api/webhooks/route";
+import * as webhookRoute from "@/app/api/webhooks/[webhookId]/route";
+import * as deliveriesRoute from "@/app/api/webhooks/[webhookId]/deliveries/route";
+import * as workflowsRoute from "@/app/api/workflows/route";
+import * as workflowRoute from "@/app/api/workflows/[workflowId]/route";
+import * as enqueueRoute from "@/app/api/workflows/[workflowId]/run/route";
+import * as runsRoute from "@/app/api/workflows/[workflowId]/runs/route";
+import * as runRoute from "@/app/api/workflows/runs/[runId]/route";
+import * as nodeOutputRoute from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/output/route";
+import { createTestAccount } from "@/test/support/accounts";
+import { call, type CallOptions, type CallResult } from "@/test/support/http";
+import { startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
+
+type Account = Awaited<ReturnType<typeof createTestAccount>>;
+type Ids = { workflowId: string; runId: string; uploadId: string; webhookId: string; nodeId: string };
+type Handler = Parameters<typeof call>[0];
+type Probe = { handler: Handler; options: (ids: Ids) => CallOptions };
+
+const API_DIR = path.join(process.cwd(), "app/api");
+
+/** Every route file under app/api, as its URL pattern ("workflows/[workflowId]/run"). */
+function routePatterns(dir = API_DIR): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const full = path.join(dir, entry);
+    if (statSync(full).isDirectory()) return routePatterns(full);
+    return entry === "route.ts" ? [path.relative(API_DIR, dir).split(path.sep).join("/")] : [];
+  });
+}
+
+// NextAuth's catch-all segment names an auth action (signin, callback/…), not a stored object: nothing to isolate.
+const NOT_OBJECT_IDS = new Set(["nextauth/[...nextauth]"]);
+
+/** Key "<METHOD> <pattern>" → how account B calls it with A's ids. */
+const PROBES: Record<string, Probe> = {
+  "GET workflows/[workflowId]": {
+    handler: workflowRoute.GET,
+    options: (ids) => ({ path: `/api/workflows/${ids.workflowId}`, params: { workflowId: ids.workflowId } }),
+  },
+  "PATCH workflows/[workflowId]": {
+    handler: workflowRoute.PATCH,
+    options: (ids) => ({ method: "PATCH", path: `/api/workflows/${ids.workflowId}`, params: { workflowId: ids.workflowId }, json: { name: "stolen" } }),
+  },
+  "DELETE workflows/[workflowId]": {
+    handler: workflowRoute.DELETE,
+    options: (ids) => ({ method: "DELETE", path: `/api/workflows/${ids.workflowId}`, params: { workflowId: ids.workflowId } }),
+  },
+  "POST workflows/[workflowId]/run": {
+    handler: enqueueRoute.POST,
+    options: (ids) => ({ method: "POST", path: `/api/workflows/${ids.workflowId}/run`, params: { workflowId: ids.workflowId } }),
+  },
+  "GET workflows/[workflowId]/runs": {
+    handler: runsRoute.GET,
+    options: (ids) => ({ path: `/api/workflows/${ids.workflowId}/runs`, params: { workflowId: ids.workflowId } }),
+  },
+  "GET workflows/runs/[runId]": {
+    handler: runRoute.GET,
+    options: (ids) => ({ path: `/api/workflows/runs/${ids.runId}`, params: { runId: ids.runId } }),
+  },
+  "GET workflows/runs/[runId]/nodes/[nodeId]/output": {
+    handler: nodeOutputRoute.GET,
+    options: (ids) => ({
+      path: `/api/workflows/runs/${ids.runId}/nodes/${ids.nodeId}/output?field=rows`,
+      params: { runId: ids.runId, nodeId: ids.nodeId },
+    }),
+  },
+  "GET uploads/[uploadId]": {
+    handler: uploadRoute.GET,
+    options: (ids) => ({ path: `/api/uploads/${ids.uploadId}`, params: { uploadId: ids.uploadId } }),
+  },
+  "DELETE uploads/[uploadId]": {
+    handler: uploadRoute.DELETE,
+    options: (ids) => ({ method: "DELETE", path: `/api/uploads/${ids.uploadId}`, params: { uploadId: ids.uploadId } }),
+  },
+  "GET uploads/[uploadId]/rows": {
+    handler: uploadRowsRoute.GET,
+    options: (ids) => ({ path: `/api/uploads/${ids.uploadId}/rows`, params: { uploadId: ids.uploadId } }),
+  },
+  "DELETE webhooks/[webhookId]": {
+    handler: webhookRoute.DELETE,
+    options: (ids) => ({ method: "DELETE", path: `/api/webhooks/${ids.webhookId}`, params: { webhookId: ids.webhookId } }),
+  },
+  "GET webhooks/[webhookId]/deliveries": {
+    handler: deliveriesRoute.GET,
+    options: (ids) => ({ path: `/api/webhooks/${ids.webhookId}/deliveries`, params: { webhookId: ids.webhookId } }),
+  },
+};
+
+const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+let alice: Account;
+let bob: Account;
+let ids: Ids;
+
+async function must<T>(res: Promise<CallResult<T>>, status: number): Promise<CallResult<T>> {
+  const done = await res;
+  expect(done.status, done.text).toBe(status);
+  return done;
+}
+
+/** A's upload, workflow, finished run (with node results) and webhook, all through the real endpoints. */
+async function createEverything(owner: Account): Promise<Ids> {
+  const form = new FormData();
+  form.append("file", new File(["name,email,rating\nAda,ada@example.com,5\nBob,bob@example.com,2\n"], "people.csv", { type: "text/csv" }));
+  const upload = await must(call(uploadsRoute.POST, { body: form, token: owner.token }), 201);
+  const uploadId = upload.body.uploadId;
+  const graph = {
+    nodes: [
+      { id: "t", type: "TRIGGER", data: {} },
+      { id: "src", type: "DATA_SOURCE", data: { uploadId } },
+      { id: "f", type: "FILTER", data: { source: "{{src.rows}}", expr: "rating >= 4" } },
+      { id: "out", type: "OUTPUT", data: { forEach: "{{f.items}}", to: "{{item.email}}", subject: "Hi {{item.name}}", body: "Hello" } },
+    ],
+    edges: [
+      { source: "t", target: "src" },
+      { source: "src", target: "f" },
+      { source: "f", target: "out" },
+    ],
+  };
+  const workflow = await must(call(workflowsRoute.POST, { json: { name: "Secret", graph }, token: owner.token }), 201);
+  const workflowId = workflow.body.id;
+  const executor = startTestExecutor(1);
+  const run = await must(call(enqueueRoute.POST, { method: "POST", params: { workflowId }, token: owner.token }), 202);
+  await executor.idle();
+  const webhook = await must(call(webhooksRoute.POST, { json: { url: "http://127.0.0.1:9/hook", workflowId }, token: owner.token }), 201);
+  return { workflowId, uploadId, runId: run.body.runId, webhookId: webhook.body.id, nodeId: "src" };
+}
+
+/** Everything A can read about its objects; must be identical before and after B's attempts. */
+async function snapshot(owner: Account) {
+  const read = async (probe: Probe) => {
+    const res = await call(probe.handler, { ...probe.options(ids), token: owner.token });
+    return { status: res.status, body: res.body };
+  };
+  return {
+    workflow: await read(PROBES["GET workflows/[workflowId]"]),
+    runs: await read(PROBES["GET workflows/[workflowId]/runs"]),
+    run: await read(PROBES["GET workflows/runs/[runId]"]),
+    output: await read(PROBES["GET workflows/runs/[runId]/nodes/[nodeId]/output"]),
+    upload: await read(PROBES["GET uploads/[uploadId]"]),
+    rows: await read(PROBES["GET uploads/[uploadId]/rows"]),
+    deliveries: await read(PROBES["GET webhooks/[webhookId]/deliveries"]),
+    webhooks: (await call(webhooksRoute.GET, { token: owner.token })).body,
+    uploads: (await call(uploadsRoute.GET, { token: owner.token })).body,
+    workflows: (await call(workflowsRoute.GET, { token: owner.token })).body,
+  };
+}
+
+beforeAll(async () => {
+  alice = await createTestAccount();
+  bob = await createTestAccount();
+  ids = await createEverything(alice);
+});
+
+afterAll(async () => {
+  await stopTestExecutor();
+});
+
+describe("tenant isolation", () => {
+  it("has an isolation probe for every method of every route with a dynamic segment", async () => {
+    const dynamic = routePatterns().filter((p) => p.includes("[") && !NOT_OBJECT_IDS.has(p));
+    expect(dynamic.length).toBeGreaterThanOrEqual(8);
+    const expected: string[] = [];
+    for (const pattern of dynamic) {
+      const mod: Record<string, unknown> = await import(path.join(API_DIR, pattern, "route.ts"));
+      for (const method of HTTP_METHODS.filter((m) => typeof mod[m] === "function")) expected.push(`${method} ${pattern}`);
+    }
+    expect(Object.keys(PROBES).sort()).toEqual(expected.sort());
+  });
+
+  it("A's objects are all readable by A (so the 404s below are about ownership, not missing data)", async () => {
+    const snap = await snapshot(alice);
+    for (const [name, res] of Object.entries(snap).filter(([, v]) => "status" in (v as object))) {
+      expect((res as { status: number }).status, name).toBe(200);
+    }
+    expect(snap.run.body.status).toBe("SUCCESS");
+  });
+
+  it("answers 404 problem+json to B on every id endpoint, and leaves A's objects unchanged", async () => {
+    const before = await snapshot(alice);
+    for (const [key, probe] of Object.entries(PROBES)) {
+      const res = await call(probe.handler, { ...probe.options(ids), token: bob.token });
+      expect(res.status, `${key}: ${res.text}`).toBe(404);
+      expect(res.headers.get("content-type"), key).toBe("application/problem+json");
+      expect(res.body.code, key).toMatch(/not_found$/);
+      // The body must not echo what A's object holds.
+      expect(res.text, key).not.toContain("Secret");
+    }
+    expect(await snapshot(alice)).toEqual(before);
+  });
+
+  it("B's lists never show A's objects", async () => {
+    for (const handler of [workflowsRoute.GET, uploadsRoute.GET, webhooksRoute.GET]) {
+      const res = await call(handler, { token: bob.token });
+      expect(res.status).toBe(200);
+      expect(res.body.items).toEqual([]);
+    }
+  });
+});
