@@ -11,7 +11,7 @@ export default defineConfig({
   test: {
     environment: "node",
     include: ["**/*.test.ts"],
-    exclude: ["node_modules/**", ".next/**", "e2e/**", "bench/**", ".data/**"],
+    exclude: ["node_modules/**", ".next/**", "e2e/**", "bench/**", ".data/**", "test/faults/**"],
     setupFiles: ["test/support/setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,0 +1,15 @@
+import { defineConfig } from "vitest/config";
+import base from "./vitest.config";
+
+// `npm run test:faults`: the slow fault-injection tests of test/faults (kept out of the default `npm test`),
+// one file at a time so a killed process or a dropped connection never disturbs another file.
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    include: ["test/faults/**/*.test.ts"],
+    exclude: ["node_modules/**"],
+    testTimeout: 240_000,
+    fileParallelism: false,
+  },
+});
