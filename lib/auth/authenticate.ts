@@ -15,17 +15,22 @@ export type AuthenticatedAccount = { id: string; email: string; fullName: string
  * Throws 401 problems (403 `forbidden` for a cross-origin cookie mutation).
  */
 export async function authenticate(req: Request): Promise<AuthenticatedAccount> {
-  const header = req.headers.get("authorization");
-  if (header) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw new AppError("invalid_token", "The Authorization header must be `Bearer <accessToken>`.");
-    return accountForAccessToken(match[1]);
-  }
+  const token = bearerToken(req);
+  if (token) return accountForAccessToken(token);
   if (!hasSessionCookie(req)) throw new AppError("unauthorized", "Send `Authorization: Bearer <accessToken>`.");
   const session = await readBrowserSession(req);
   if (!session) throw new AppError("invalid_token", "The session has expired: sign in again.");
   assertSameOrigin(req);
   return loadAccount(session.accountId, session.authTimeMs, "The session was ended by a password change: sign in again.");
+}
+
+/** The Bearer token of the request, or null without an Authorization header (throws 401 when it is malformed). */
+export function bearerToken(req: Request): string | null {
+  const header = req.headers.get("authorization");
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw new AppError("invalid_token", "The Authorization header must be `Bearer <accessToken>`.");
+  return match[1];
 }
 
 /** A valid access token → its account (also used to start a browser session right after verify-email). */

@@ -8,8 +8,19 @@ export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 export const JWT_ISSUER = "flowmail";
 export const JWT_AUDIENCE = "flowmail-api";
 
-function secretKey(): Uint8Array {
-  return new TextEncoder().encode(getConfig().authSecret);
+let cachedKey: { secret: string; key: Promise<CryptoKey> } | undefined;
+
+/**
+ * The HS256 key, imported into WebCrypto once per secret: given raw bytes, jose imports a key on every sign and
+ * verify, a measurable share of CPU on the hot authenticated paths.
+ */
+function secretKey(): Promise<CryptoKey> {
+  const secret = getConfig().authSecret;
+  if (cachedKey?.secret !== secret) {
+    const key = crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+    cachedKey = { secret, key };
+  }
+  return cachedKey.key;
 }
 
 /**
@@ -25,7 +36,7 @@ export async function signAccessToken(accountId: string, now = clockNow()): Prom
     .setAudience(JWT_AUDIENCE)
     .setIssuedAt(iat)
     .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECONDS)
-    .sign(secretKey());
+    .sign(await secretKey());
 }
 
 /** `issuedAt` in seconds (the JWT `iat`); `issuedAtMs` in milliseconds. */
@@ -34,7 +45,7 @@ export type AccessTokenClaims = { accountId: string; issuedAt: number; issuedAtM
 /** Verifies algorithm (HS256 only), issuer, audience, type and expiry. Throws 401 problems. */
 export async function verifyAccessToken(token: string, now = clockNow()): Promise<AccessTokenClaims> {
   try {
-    const { payload } = await jwtVerify(token, secretKey(), {
+    const { payload } = await jwtVerify(token, await secretKey(), {
       algorithms: ["HS256"],
       issuer: JWT_ISSUER,
       audience: JWT_AUDIENCE,

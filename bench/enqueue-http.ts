@@ -1,0 +1,129 @@
+// Enqueue throughput and latency of POST /api/workflows/:workflowId/run over real HTTP, from its own process, against
+// a running server (production build: `next start`). Keep-alive connections (node:http Agent), `--concurrency`
+// requests in flight for `--seconds` after a 1 s warm-up. Every non-202 answer counts as an error.
+//
+// Usage:
+//   npx tsx bench/enqueue-http.ts --url http://localhost:3400 --token <accessToken> --workflow <workflowId>
+//   npx tsx --conditions=react-server bench/enqueue-http.ts --url http://localhost:3400 --setup
+//     (--setup: inserts a verified account and a one-node workflow into DATABASE_URL — the server's database — and
+//      signs a token with AUTH_SECRET, which must be the server's. Registration through the API needs an OTP.)
+//   options: --seconds 10 --concurrency 32
+// The server should be started with RUN_RATE_LIMIT_PER_MINUTE raised (e.g. 100000000): the limit is per account.
+import http from "node:http";
+import os from "node:os";
+import { parseArgs } from "node:util";
+
+const { values: args } = parseArgs({
+  options: {
+    url: { type: "string", default: "http://localhost:3400" },
+    token: { type: "string" },
+    workflow: { type: "string" },
+    setup: { type: "boolean", default: false },
+    seconds: { type: "string", default: "10" },
+    concurrency: { type: "string", default: "32" },
+  },
+});
+
+async function setup(): Promise<{ token: string; workflowId: string }> {
+  process.env.LOG_LEVEL ??= "error";
+  const { closeDb, getDb } = await import("@/db/client");
+  const { accounts, workflows } = await import("@/db/schema");
+  const { signAccessToken } = await import("@/lib/auth/tokens");
+  const { newId } = await import("@/lib/ids");
+  const db = await getDb();
+  const accountId = newId("usr");
+  await db.insert(accounts).values({
+    id: accountId,
+    email: `bench-${accountId.slice(-8).toLowerCase()}@example.com`,
+    fullName: "Bench",
+    passwordHash: "x",
+    emailVerifiedAt: new Date(Date.now() - 60_000),
+  });
+  // One TRIGGER node: the executor still claims and finishes every run, at the smallest cost per run.
+  const workflowId = newId("wf");
+  const graph = { nodes: [{ id: "t", type: "TRIGGER", position: { x: 0, y: 0 }, data: {} }], edges: [] };
+  await db.insert(workflows).values({ id: workflowId, accountId, name: "bench enqueue-http", graph, version: 1 });
+  const token = await signAccessToken(accountId);
+  await closeDb();
+  return { token, workflowId };
+}
+
+function post(agent: http.Agent, url: URL, path: string, token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: url.hostname, port: url.port, path, method: "POST", agent, headers: { authorization: `Bearer ${token}`, "content-length": "0" } },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function main() {
+  const { token, workflowId } = args.setup
+    ? await setup()
+    : { token: args.token ?? fail("--token or --setup"), workflowId: args.workflow ?? fail("--workflow or --setup") };
+  const url = new URL(args.url!);
+  const seconds = Number(args.seconds);
+  const concurrency = Number(args.concurrency);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const path = `/api/workflows/${workflowId}/run`;
+  const first = await post(agent, url, path, token);
+  if (first !== 202) fail(`the first enqueue answered ${first}`);
+
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  let errors = 0;
+  let measuring = false;
+  const warmupEnd = performance.now() + 1000;
+  const end = warmupEnd + seconds * 1000;
+  let measureStart = 0;
+  const worker = async () => {
+    for (;;) {
+      const t0 = performance.now();
+      if (t0 >= end) return;
+      if (!measuring && t0 >= warmupEnd) {
+        measuring = true;
+        measureStart = t0;
+      }
+      let status = 0;
+      try {
+        status = await post(agent, url, path, token);
+      } catch {
+        status = -1;
+      }
+      const t1 = performance.now();
+      if (t0 < warmupEnd) continue;
+      latencies.push(t1 - t0);
+      if (status !== 202) {
+        errors++;
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - measureStart) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => (latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(1);
+  const detail = errors ? ` statuses=${JSON.stringify(Object.fromEntries(statuses))}` : "";
+  console.log(
+    `enqueue-http rps=${Math.round(latencies.length / elapsed)} p50=${pct(0.5)}ms p99=${pct(0.99)}ms max=${pct(1)}ms ` +
+      `errors=${errors} requests=${latencies.length} concurrency=${concurrency} seconds=${seconds} ` +
+      `load=${os.loadavg().map((l) => l.toFixed(2)).join(",")}${detail} (targets ≥1000/s, p99 ≤50ms)`,
+  );
+}
+
+function fail(message: string): never {
+  console.error(`enqueue-http: ${message}`);
+  process.exit(1);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
