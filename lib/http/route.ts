@@ -1,7 +1,7 @@
 import "server-only";
 import type { z, ZodType } from "zod";
 import { authenticate, type AuthenticatedAccount } from "@/lib/auth/authenticate";
-import { AppError } from "./errors";
+import { AppError, notFound } from "./errors";
 import { errorResponse, zodErrorItems } from "./problem";
 
 export const MAX_JSON_BYTES = 1024 * 1024;
@@ -44,6 +44,8 @@ export function route<
       const rawParams = (await context?.params) ?? {};
       const params = options.params ? parseOrThrow(options.params, rawParams, []) : rawParams;
       const account = options.auth ? await authenticate(req) : null;
+      // No stored id holds a NUL (PostgreSQL text refuses the byte): answer "unknown id", not a driver error.
+      if (Object.values(rawParams).flat().some((v) => typeof v === "string" && v.includes("\u0000"))) throw notFound("Resource");
       const query = options.query
         ? parseOrThrow(options.query, Object.fromEntries(url.searchParams.entries()), ["query"])
         : undefined;
