@@ -10,7 +10,7 @@ import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome, type NodeRuntime } from "@/lib/nodes/types";
 import { finalizeRun } from "./finalize-run";
 import { initNodeRows, markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow } from "./node-store";
-import { claimNextRun, heartbeat } from "./queue";
+import { claimNextRun, heartbeat, isConnectionLoss } from "./queue";
 import { appendRunLog } from "./run-log";
 import { buildRuntime, namedOutputs, type RunInfo } from "./runtime";
 
@@ -111,7 +111,9 @@ async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNo
   // A few batch steps at a time: the ledger keys each email, so concurrent batches never overlap.
   for (let start = 0; start < batches; start += BATCHES_IN_PARALLEL) {
     const group = Array.from({ length: Math.min(BATCHES_IN_PARALLEL, batches - start) }, (_, k) => start + k);
-    const summaries = await Promise.all(
+    // allSettled: when one batch throws (a lost database connection), its siblings finish before the run is given
+    // up, so a resume never sends a batch that an orphaned sibling is still sending.
+    const settled = await Promise.allSettled(
       group.map((batch) =>
         step.run(`node:${node.id}:batch:${batch}`, () =>
           guard(deps.db, run, node, async (rt) => {
@@ -121,6 +123,9 @@ async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNo
         ),
       ),
     );
+    const rejected = settled.find((s) => s.status === "rejected");
+    if (rejected) throw rejected.reason;
+    const summaries = settled.map((s) => (s as PromiseFulfilledResult<NodeSummary>).value);
     const failed = summaries.find((s) => s.status === "FAILED");
     if (failed) return failed;
   }
@@ -156,6 +161,8 @@ async function guard(
   try {
     return await fn(await runtimeFor(db, run, node));
   } catch (error) {
+    // Not the node's fault: the run stays RUNNING and is resumed (the sweep, or Inngest's step retry).
+    if (isConnectionLoss(error)) throw error;
     const message = nodeErrorMessage(error);
     if (!(error instanceof NodeError)) log.error("node failed unexpectedly", { runId: run.runId, nodeId: node.id, error });
     await markNodeFailed(db, run.runId, node.id, message);

@@ -97,7 +97,7 @@ describe("kill -9 of the executor process mid-OUTPUT", () => {
       await fileDb.close();
       setDbHandle(original);
     }
-    const workerEnv = onPostgres ? { DATABASE_URL: process.env.TEST_DATABASE_CURRENT_URL! } : { DATA_DIR: dataDir };
+    const workerEnv: Record<string, string> = onPostgres ? { DATABASE_URL: process.env.TEST_DATABASE_CURRENT_URL! } : { DATA_DIR: dataDir };
 
     // First worker: 8 batches get through, the next ones are held at the gate, then the process dies.
     gate.holdAfter(8);
