@@ -162,7 +162,7 @@ async function guard(
     return await fn(await runtimeFor(db, run, node));
   } catch (error) {
     // Not the node's fault: the run stays RUNNING and is resumed (the sweep, or Inngest's step retry).
-    if (isConnectionLoss(error)) throw error;
+    if (!(error instanceof NodeError) && isConnectionLoss(error)) throw error;
     const message = nodeErrorMessage(error);
     if (!(error instanceof NodeError)) log.error("node failed unexpectedly", { runId: run.runId, nodeId: node.id, error });
     await markNodeFailed(db, run.runId, node.id, message);

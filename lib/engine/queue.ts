@@ -42,10 +42,14 @@ export function isUniqueViolation(error: unknown): boolean {
   return false;
 }
 
-/** Error codes of a lost database connection (server restart, pg_terminate_backend, network), from PostgreSQL or postgres.js. */
+/**
+ * Error codes of a lost database connection (server restart, pg_terminate_backend), from PostgreSQL or postgres.js.
+ * Generic socket codes (ECONNRESET…) are left out on purpose: a node's own HTTP calls raise them too, and those
+ * must fail the node, not resume the run forever.
+ */
 const CONNECTION_LOSS_CODES = new Set([
   "57P01", "57P02", "57P03", "08000", "08001", "08003", "08004", "08006",
-  "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "ECONNRESET", "ECONNREFUSED", "EPIPE",
+  "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT",
 ]);
 
 export function isConnectionLoss(error: unknown): boolean {

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execRows, getDb, openPostgres } from "@/db/client";
 import { resetConfig } from "@/lib/config";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { isConnectionLoss } from "@/lib/engine/queue";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
 import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger } from "@/test/runs/helpers";
@@ -95,6 +96,14 @@ describe.runIf(onPostgres)("database connections dropped mid-run (PostgreSQL)", 
 
       await withTimeout("the executor to settle", executor.idle(), 120_000);
       const db = await getDb();
+      // postgres.js notices a terminated idle connection only when it reads the server's goodbye: until then a query
+      // on it fails once with CONNECTION_CLOSED. Wait until the shared pool answers again.
+      await waitFor("the pool to reconnect", () =>
+        execRows(db, sql`select 1`).then(
+          () => true,
+          (error: unknown) => (isConnectionLoss(error) ? false : Promise.reject(error)),
+        ),
+      );
       const [afterDrop] = await execRows<{ status: string }>(db, sql`select status from runs where id = ${runId}`);
       // A lost connection is not the node's fault: the executor gives the run up (RUNNING, not FAILED) and the sweep
       // resumes it (staleness 0 s: nobody works on it), which the send ledger and idempotency keys make safe.
