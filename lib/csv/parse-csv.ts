@@ -59,12 +59,7 @@ export class CsvStreamParser {
   }
 
   private checkPendingLength(): void {
-    if (this.pending.length > CSV_MAX_RECORD_CHARS) {
-      throw invalidCsv(
-        `Line ${this.line} is longer than ${CSV_MAX_RECORD_CHARS / 1024 / 1024} MiB: is this really a CSV file?`,
-        this.line,
-      );
-    }
+    if (this.pending.length > CSV_MAX_RECORD_CHARS) throw recordTooLong(this.line);
   }
 
   /** Guesses the line ending and the delimiter from the first chunk of text. */
@@ -96,6 +91,8 @@ export class CsvStreamParser {
       this.line += quoted ? linesSpanned(cells, this.newlineChar) : 1;
       if (problems.size > 0 && problems.has(i)) throw invalidCsv(`Line ${line}: ${quoteProblem(problems.get(i)!)}`, line);
       if (cells.length === 1 && cells[0].trim() === "") continue; // a fully empty line
+      // A record that arrived whole in one chunk never sat in `pending`, so its length is checked here too.
+      if (recordChars(cells) > CSV_MAX_RECORD_CHARS) throw recordTooLong(line);
       if (!this.columns) {
         this.columns = readHeader(cells, line);
         continue;
@@ -105,6 +102,16 @@ export class CsvStreamParser {
     this.pending = final ? "" : input.slice(result.meta.cursor);
     return out;
   }
+}
+
+function recordTooLong(line: number): AppError {
+  return invalidCsv(`Line ${line} is longer than ${CSV_MAX_RECORD_CHARS / 1024 / 1024} MiB: is this really a CSV file?`, line);
+}
+
+function recordChars(cells: string[]): number {
+  let total = 0;
+  for (const cell of cells) total += cell.length;
+  return total;
 }
 
 function guessNewline(text: string): "\n" | "\r\n" | "\r" {

@@ -2,7 +2,7 @@ import "server-only";
 import type { z, ZodType } from "zod";
 import { authenticate, type AuthenticatedAccount } from "@/lib/auth/authenticate";
 import { AppError, notFound } from "./errors";
-import { errorResponse, zodErrorItems } from "./problem";
+import { errorResponse, formatPath, zodErrorItems } from "./problem";
 
 export const MAX_JSON_BYTES = 1024 * 1024;
 
@@ -77,11 +77,37 @@ export async function readJsonBody(req: Request, limit: number): Promise<unknown
   }
   const text = await readTextLimited(req, limit);
   if (text.trim() === "") throw new AppError("malformed_json", "The request body is empty: send a JSON object.");
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw new AppError("malformed_json", `The request body is not valid JSON: ${(error as Error).message}`);
   }
+  // PostgreSQL text and jsonb refuse NUL, so a \u0000 would otherwise surface as a driver error (a 500).
+  const nulAt = text.includes("\\u0000") ? findNul(value, []) : null;
+  if (nulAt) {
+    const path = formatPath(nulAt);
+    throw new AppError("validation_failed", "The request is not valid: see `errors`.", {
+      errors: [{ path, code: "invalid_string", message: "NUL characters (\\u0000) are not allowed" }],
+    });
+  }
+  return value;
+}
+
+/** The path of the first string or key holding a NUL character, or null. Iterative: bodies may nest deeply. */
+function findNul(root: unknown, rootPath: (string | number)[]): (string | number)[] | null {
+  const stack: [unknown, (string | number)[]][] = [[root, rootPath]];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === "string" && value.includes("\u0000")) return path;
+    if (typeof value !== "object" || value === null) continue;
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = [...path, Array.isArray(value) ? Number(key) : key];
+      if (key.includes("\u0000")) return childPath;
+      stack.push([child, childPath]);
+    }
+  }
+  return null;
 }
 
 export async function readTextLimited(req: Request, limit: number): Promise<string> {
