@@ -7,8 +7,14 @@
 //   npx tsx --conditions=react-server bench/enqueue-http.ts --url http://localhost:3400 --setup
 //     (--setup: inserts a verified account and a one-node workflow into DATABASE_URL — the server's database — and
 //      signs a token with AUTH_SECRET, which must be the server's. Registration through the API needs an OTP.)
-//   options: --seconds 10 --concurrency 32
+//   npx tsx bench/enqueue-http.ts --url http://localhost:3400 --baseline
+//     (--baseline: the same load on GET /api/health, a route with one `select 1`: the ceiling of this server and machine
+//      for a request that costs one statement, to read the enqueue figure against.)
+//   options: --seconds 10 --concurrency 32 --server-pid <pid of next-server>
+//     (--server-pid adds the server's CPU time per request over the measured window, read from /proc: a figure that
+//      depends far less on what else the machine runs than the rate does; it includes the executor's work.)
 // The server should be started with RUN_RATE_LIMIT_PER_MINUTE raised (e.g. 100000000): the limit is per account.
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import { parseArgs } from "node:util";
@@ -19,8 +25,10 @@ const { values: args } = parseArgs({
     token: { type: "string" },
     workflow: { type: "string" },
     setup: { type: "boolean", default: false },
+    baseline: { type: "boolean", default: false },
     seconds: { type: "string", default: "10" },
     concurrency: { type: "string", default: "32" },
+    "server-pid": { type: "string" },
   },
 });
 
@@ -48,10 +56,19 @@ async function setup(): Promise<{ token: string; workflowId: string }> {
   return { token, workflowId };
 }
 
-function post(agent: http.Agent, url: URL, path: string, token: string): Promise<number> {
+/** utime + stime of a process, in ms (Linux /proc; clock ticks are 100/s). */
+function cpuMs(pid: string | undefined): number {
+  if (!pid) return NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function send(agent: http.Agent, url: URL, path: string, token: string | undefined): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path, method: "POST", agent, headers: { authorization: `Bearer ${token}`, "content-length": "0" } },
+      token
+        ? { host: url.hostname, port: url.port, path, method: "POST", agent, headers: { authorization: `Bearer ${token}`, "content-length": "0" } }
+        : { host: url.hostname, port: url.port, path, method: "GET", agent },
       (res) => {
         res.resume();
         res.on("end", () => resolve(res.statusCode ?? 0));
@@ -64,16 +81,19 @@ function post(agent: http.Agent, url: URL, path: string, token: string): Promise
 }
 
 async function main() {
-  const { token, workflowId } = args.setup
-    ? await setup()
-    : { token: args.token ?? fail("--token or --setup"), workflowId: args.workflow ?? fail("--workflow or --setup") };
+  const { token, workflowId } = args.baseline
+    ? { token: undefined, workflowId: "" }
+    : args.setup
+      ? await setup()
+      : { token: args.token ?? fail("--token or --setup"), workflowId: args.workflow ?? fail("--workflow or --setup") };
+  const expected = args.baseline ? 200 : 202;
   const url = new URL(args.url!);
   const seconds = Number(args.seconds);
   const concurrency = Number(args.concurrency);
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const path = `/api/workflows/${workflowId}/run`;
-  const first = await post(agent, url, path, token);
-  if (first !== 202) fail(`the first enqueue answered ${first}`);
+  const path = args.baseline ? "/api/health" : `/api/workflows/${workflowId}/run`;
+  const first = await send(agent, url, path, token);
+  if (first !== expected) fail(`the first request answered ${first}`);
 
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
@@ -82,6 +102,7 @@ async function main() {
   const warmupEnd = performance.now() + 1000;
   const end = warmupEnd + seconds * 1000;
   let measureStart = 0;
+  let serverCpuStart = NaN;
   const worker = async () => {
     for (;;) {
       const t0 = performance.now();
@@ -89,17 +110,18 @@ async function main() {
       if (!measuring && t0 >= warmupEnd) {
         measuring = true;
         measureStart = t0;
+        serverCpuStart = cpuMs(args["server-pid"]);
       }
       let status = 0;
       try {
-        status = await post(agent, url, path, token);
+        status = await send(agent, url, path, token);
       } catch {
         status = -1;
       }
       const t1 = performance.now();
       if (t0 < warmupEnd) continue;
       latencies.push(t1 - t0);
-      if (status !== 202) {
+      if (status !== expected) {
         errors++;
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
       }
@@ -107,13 +129,14 @@ async function main() {
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const elapsed = (performance.now() - measureStart) / 1000;
+  const serverCpu = (cpuMs(args["server-pid"]) - serverCpuStart) / latencies.length;
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => (latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(1);
   const detail = errors ? ` statuses=${JSON.stringify(Object.fromEntries(statuses))}` : "";
   console.log(
-    `enqueue-http rps=${Math.round(latencies.length / elapsed)} p50=${pct(0.5)}ms p99=${pct(0.99)}ms max=${pct(1)}ms ` +
-      `errors=${errors} requests=${latencies.length} concurrency=${concurrency} seconds=${seconds} ` +
+    `${args.baseline ? "health-baseline" : "enqueue-http"} rps=${Math.round(latencies.length / elapsed)} p50=${pct(0.5)}ms p99=${pct(0.99)}ms max=${pct(1)}ms ` +
+      `errors=${errors}${Number.isNaN(serverCpu) ? "" : ` server-cpu=${serverCpu.toFixed(2)}ms/req`} requests=${latencies.length} concurrency=${concurrency} seconds=${seconds} ` +
       `load=${os.loadavg().map((l) => l.toFixed(2)).join(",")}${detail} (targets ≥1000/s, p99 ≤50ms)`,
   );
 }

@@ -42,8 +42,27 @@ export async function signAccessToken(accountId: string, now = clockNow()): Prom
 /** `issuedAt` in seconds (the JWT `iat`); `issuedAtMs` in milliseconds. */
 export type AccessTokenClaims = { accountId: string; issuedAt: number; issuedAtMs: number };
 
+/**
+ * Tokens whose signature and claims were already verified, until their `exp`: the HMAC check through WebCrypto
+ * costs ~0.5 ms of CPU per request on a busy server, and a token's claims never change. Only successes are kept,
+ * per secret; expiry is re-checked on every use exactly as jose checks it (valid while `exp` > now in seconds).
+ * Revocation is not decided here: `authenticate` checks the account on every request.
+ */
+const verifiedTokens = new Map<string, { secret: string; exp: number; claims: AccessTokenClaims }>();
+const VERIFIED_TOKENS_MAX = 10_000;
+
 /** Verifies algorithm (HS256 only), issuer, audience, type and expiry. Throws 401 problems. */
 export async function verifyAccessToken(token: string, now = clockNow()): Promise<AccessTokenClaims> {
+  const secret = getConfig().authSecret;
+  const known = verifiedTokens.get(token);
+  if (known && known.secret === secret && known.exp > Math.floor(now / 1000)) return known.claims;
+  const { claims, exp } = await verifyAccessTokenSignature(token, now);
+  if (verifiedTokens.size >= VERIFIED_TOKENS_MAX) verifiedTokens.clear();
+  verifiedTokens.set(token, { secret, exp, claims });
+  return claims;
+}
+
+async function verifyAccessTokenSignature(token: string, now: number): Promise<{ claims: AccessTokenClaims; exp: number }> {
   try {
     const { payload } = await jwtVerify(token, await secretKey(), {
       algorithms: ["HS256"],
@@ -59,7 +78,7 @@ export async function verifyAccessToken(token: string, now = clockNow()): Promis
     const issuedAtMs = typeof payload.iat_ms === "number" && Math.floor(payload.iat_ms / 1000) === payload.iat
       ? payload.iat_ms
       : payload.iat * 1000;
-    return { accountId: payload.sub, issuedAt: payload.iat, issuedAtMs };
+    return { claims: { accountId: payload.sub, issuedAt: payload.iat, issuedAtMs }, exp: payload.exp as number };
   } catch (error) {
     if (error instanceof AppError) throw error;
     if (error instanceof joseErrors.JWTExpired) {
