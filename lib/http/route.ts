@@ -47,7 +47,7 @@ export function route<
       // No stored id holds a NUL (PostgreSQL text refuses the byte): answer "unknown id", not a driver error.
       if (Object.values(rawParams).flat().some((v) => typeof v === "string" && v.includes("\u0000"))) throw notFound("Resource");
       const query = options.query
-        ? parseOrThrow(options.query, Object.fromEntries(url.searchParams.entries()), ["query"])
+        ? parseOrThrow(options.query, queryValues(url), ["query"])
         : undefined;
       const body = options.body
         ? parseOrThrow(options.body, await readJsonBody(req, options.maxBodyBytes ?? MAX_JSON_BYTES), [])
@@ -85,16 +85,25 @@ export async function readJsonBody(req: Request, limit: number): Promise<unknown
   }
   // PostgreSQL text and jsonb refuse NUL, so a \u0000 would otherwise surface as a driver error (a 500).
   const nulAt = text.includes("\\u0000") ? findNul(value, []) : null;
-  if (nulAt) {
-    const path = formatPath(nulAt);
-    throw new AppError("validation_failed", "The request is not valid: see `errors`.", {
-      errors: [{ path, code: "invalid_string", message: "NUL characters (\\u0000) are not allowed" }],
-    });
-  }
+  if (nulAt) throw nulError(nulAt);
   return value;
 }
 
-/** The path of the first string or key holding a NUL character, or null. Iterative: bodies may nest deeply. */
+/** The query string as an object; a NUL (`%00`) in it is refused here, before it can reach the database. */
+function queryValues(url: URL): Record<string, string> {
+  const values = Object.fromEntries(url.searchParams.entries());
+  const nulAt = findNul(values, ["query"]);
+  if (nulAt) throw nulError(nulAt);
+  return values;
+}
+
+function nulError(path: (string | number)[]): AppError {
+  return new AppError("validation_failed", "The request is not valid: see `errors`.", {
+    errors: [{ path: formatPath(path), code: "invalid_string", message: "NUL characters (\\u0000) are not allowed" }],
+  });
+}
+
+/** The path of a string or key holding a NUL character, or null. Iterative: bodies may nest deeply. */
 function findNul(root: unknown, rootPath: (string | number)[]): (string | number)[] | null {
   const stack: [unknown, (string | number)[]][] = [[root, rootPath]];
   while (stack.length > 0) {

@@ -42,7 +42,10 @@ const HOSTILE_QUERIES = [
   "status=RUNNING%0d%0aX-Injected:1",
   "field=__proto__.polluted&nodeId=constructor",
   "code=x&state=../../etc/passwd",
-  "status=%00&field=%00&cursor=%00&code=%00&state=%00&email=%00",
+  // One key at a time, so strict query schemas (unknown keys → 422) do not hide a value that reaches the database.
+  ...["to", "cursor", "field", "q", "status", "offset", "nodes"].map((key) => `${key}=a%00b`),
+  "code=%00&state=%00",
+  "to=a%0d%0aBcc:%20x@example.com",
 ];
 
 const jsonCase = (name: string, body: string, contentType = "application/json"): Case => ({
@@ -54,6 +57,14 @@ function multipart(): FormData {
   const form = new FormData();
   form.append("email", "a@example.com");
   form.append("file", new File(["a,b\n1,2\n"], "x.csv", { type: "text/csv" }));
+  return form;
+}
+
+/** A CSV whose filename and cells carry NUL, CRLF, path traversal and formula prefixes. */
+function hostileUpload(): FormData {
+  const form = new FormData();
+  const csv = "name,email\r\n=cmd|' /C calc'!A0,\u0000@example.com\r\n\"a\r\nBcc: x\",b\r\n";
+  form.append("file", new File([csv], "..\\..\u0000/etc/passwd\r\nX-Injected: 1.csv", { type: "text/csv" }));
   return form;
 }
 
@@ -86,6 +97,7 @@ const BODY_CASES: Case[] = [
   jsonCase("wrong types", '{"email":1,"password":[],"name":{},"graph":"x","url":null,"limit":-1}'),
   jsonCase("lying content-length", "{}", "application/json"),
   { name: "multipart to a JSON endpoint", options: { body: multipart() } },
+  { name: "multipart with a hostile filename and cells", options: { body: hostileUpload() } },
   { name: "multipart without boundary", options: { body: "--x\r\n\r\n", headers: { "content-type": "multipart/form-data" } } },
 ];
 BODY_CASES.find((c) => c.name === "lying content-length")!.options.headers!["content-length"] = String(50 * MIB);
