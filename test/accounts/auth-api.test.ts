@@ -18,7 +18,7 @@ import { setClock } from "@/lib/clock";
 import { resetConfig } from "@/lib/config";
 import { decryptSecret, hashToken } from "@/lib/crypto";
 import { call } from "@/test/support/http";
-import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
+import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { codeFromSubject, post, registerOk, uniqueEmail, verifyOk, wrongCode } from "./helpers";
 
 let resend: FakeResend;
@@ -26,15 +26,11 @@ const PASSWORD = "correct horse battery";
 
 beforeAll(async () => {
   resend = await startFakeResend();
-  process.env.RESEND_API_KEY = "re_test_key";
-  process.env.RESEND_BASE_URL = resend.url;
-  resetConfig();
+  useResendTransport(resend.url, "re_test_key");
 });
 
 afterAll(async () => {
-  delete process.env.RESEND_API_KEY;
-  delete process.env.RESEND_BASE_URL;
-  resetConfig();
+  clearResendTransport();
   await resend.close();
 });
 

@@ -12,11 +12,10 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execRows, getDb, openPostgres } from "@/db/client";
-import { resetConfig } from "@/lib/config";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { isConnectionLoss } from "@/lib/engine/queue";
 import { createTestAccount } from "@/test/support/accounts";
-import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
+import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger } from "@/test/runs/helpers";
 import { startGate, waitFor, type Gate } from "./gate";
 
@@ -30,9 +29,7 @@ let executor: EmbeddedExecutor;
 beforeAll(async () => {
   resend = await startFakeResend();
   gate = await startGate(resend.url);
-  process.env.RESEND_API_KEY = "re_test";
-  process.env.RESEND_BASE_URL = gate.url;
-  resetConfig();
+  useResendTransport(gate.url);
   executor = startTestExecutor(2);
 });
 
@@ -40,9 +37,7 @@ afterAll(async () => {
   await stopTestExecutor();
   await gate.close();
   await resend.close();
-  delete process.env.RESEND_API_KEY;
-  delete process.env.RESEND_BASE_URL;
-  resetConfig();
+  clearResendTransport();
 });
 
 function withTimeout<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {

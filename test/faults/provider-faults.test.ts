@@ -10,13 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { aiCallPolicy } from "@/lib/ai/generate";
-import { resetConfig } from "@/lib/config";
 import { encryptSecret } from "@/lib/crypto";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { retryPolicy } from "@/lib/nodes/output/send-with-retry";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
-import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
+import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger } from "@/test/runs/helpers";
 
 let resend: FakeResend;
@@ -28,9 +27,7 @@ const savedAi = { ...aiCallPolicy };
 beforeAll(async () => {
   resend = await startFakeResend();
   ai = await startFakeOpenAI();
-  process.env.RESEND_API_KEY = "re_test";
-  process.env.RESEND_BASE_URL = resend.url;
-  resetConfig();
+  useResendTransport(resend.url);
   executor = startTestExecutor(4);
   // Same policy, shorter waits: the test checks that failures are retried, not how long the backoff is.
   Object.assign(retryPolicy, { baseDelayMs: 5, maxDelayMs: 40, maxAttempts: 12 });
@@ -42,9 +39,7 @@ afterAll(async () => {
   Object.assign(aiCallPolicy, savedAi);
   await resend.close();
   await ai.close();
-  delete process.env.RESEND_API_KEY;
-  delete process.env.RESEND_BASE_URL;
-  resetConfig();
+  clearResendTransport();
 });
 
 describe("an email provider failing ~20 % of its calls", () => {

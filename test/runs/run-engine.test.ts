@@ -2,7 +2,6 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { accounts, uploads, workflows } from "@/db/schema";
-import { resetConfig } from "@/lib/config";
 import { aiCallPolicy } from "@/lib/ai/generate";
 import { encryptSecret } from "@/lib/crypto";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
@@ -10,7 +9,7 @@ import { simulateRun } from "@/lib/graph/plan";
 import type { Graph } from "@/lib/graph/schema";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
-import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
+import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger, type TestGraph } from "./helpers";
 
 let resend: FakeResend;
@@ -20,9 +19,7 @@ let executor: EmbeddedExecutor;
 beforeAll(async () => {
   resend = await startFakeResend();
   ai = await startFakeOpenAI();
-  process.env.RESEND_API_KEY = "re_test";
-  process.env.RESEND_BASE_URL = resend.url;
-  resetConfig();
+  useResendTransport(resend.url);
   executor = startTestExecutor();
 });
 
@@ -30,9 +27,7 @@ afterAll(async () => {
   await stopTestExecutor();
   await resend.close();
   await ai.close();
-  delete process.env.RESEND_API_KEY;
-  delete process.env.RESEND_BASE_URL;
-  resetConfig();
+  clearResendTransport();
 });
 
 beforeEach(() => resend.reset());

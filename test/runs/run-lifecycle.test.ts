@@ -4,7 +4,7 @@ import { GET as listRunsHandler } from "@/app/api/workflows/[workflowId]/runs/ro
 import { GET as nodeOutputHandler } from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/output/route";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
-import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
+import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { call } from "@/test/support/http";
 import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger } from "./helpers";
 
@@ -13,18 +13,14 @@ let executor: EmbeddedExecutor;
 
 beforeAll(async () => {
   resend = await startFakeResend();
-  process.env.RESEND_API_KEY = "re_test";
-  process.env.RESEND_BASE_URL = resend.url;
-  resetConfig();
+  useResendTransport(resend.url);
   executor = startTestExecutor();
 });
 
 afterAll(async () => {
   await stopTestExecutor();
   await resend.close();
-  delete process.env.RESEND_API_KEY;
-  delete process.env.RESEND_BASE_URL;
-  resetConfig();
+  clearResendTransport();
 });
 
 beforeEach(() => resend.reset());

@@ -2,27 +2,22 @@ import { and, eq, gte, lt, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execRows, getDb } from "@/db/client";
 import { emailSends, runs } from "@/db/schema";
-import { resetConfig } from "@/lib/config";
 import { EmbeddedExecutor, inlineStep } from "@/lib/engine/embedded-executor";
 import type { Step } from "@/lib/engine/execute-run";
 import { createTestAccount } from "@/test/support/accounts";
-import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
+import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { enqueue, getRun, insertUpload, insertWorkflow, trigger } from "./helpers";
 
 let resend: FakeResend;
 
 beforeAll(async () => {
   resend = await startFakeResend();
-  process.env.RESEND_API_KEY = "re_test";
-  process.env.RESEND_BASE_URL = resend.url;
-  resetConfig();
+  useResendTransport(resend.url);
 });
 
 afterAll(async () => {
   await resend.close();
-  delete process.env.RESEND_API_KEY;
-  delete process.env.RESEND_BASE_URL;
-  resetConfig();
+  clearResendTransport();
 });
 
 class SimulatedCrash extends Error {}

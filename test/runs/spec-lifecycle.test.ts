@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as uploadHandler } from "@/app/api/uploads/route";
 import { POST as createWorkflowHandler } from "@/app/api/workflows/route";
-import { resetConfig } from "@/lib/config";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
-import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
+import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { call } from "@/test/support/http";
 import { enqueue, getRun, startTestExecutor, stopTestExecutor } from "./helpers";
 
@@ -13,18 +12,14 @@ let executor: EmbeddedExecutor;
 
 beforeAll(async () => {
   resend = await startFakeResend();
-  process.env.RESEND_API_KEY = "re_test";
-  process.env.RESEND_BASE_URL = resend.url;
-  resetConfig();
+  useResendTransport(resend.url);
   executor = startTestExecutor();
 });
 
 afterAll(async () => {
   await stopTestExecutor();
   await resend.close();
-  delete process.env.RESEND_API_KEY;
-  delete process.env.RESEND_BASE_URL;
-  resetConfig();
+  clearResendTransport();
 });
 
 describe("the spec's lifecycle through the real endpoints", () => {

@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { resetConfig } from "@/lib/config";
 
 /**
  * A local stand-in for the Resend API, for tests that drive the real `resend` SDK.
  *
  *   const resend = await startFakeResend();
- *   process.env.RESEND_API_KEY = "re_test"; process.env.RESEND_BASE_URL = resend.url; resetConfig();
+ *   useResendTransport(resend.url);   // the app now sends through the Resend SDK to the fake
  *   … code under test sends email …
  *   resend.emails()          // every email delivered, oldest first (one per recipient list entry of a batch)
  *   resend.emailsTo("a@x")   // those addressed to one recipient
@@ -15,7 +16,7 @@ import type { AddressInfo } from "node:net";
  *   resend.failNext(1, "network")  // the next request's connection is dropped (the SDK reports statusCode null)
  *   resend.setFailureRatio(0.3, 500) // from now on ~30 % of requests fail (0 turns it off)
  *   resend.reset()           // forget emails, requests, failures and idempotency keys
- *   await resend.close()
+ *   await resend.close(); clearResendTransport();
  *
  * Endpoints (as the SDK calls them): POST /emails → 200 `{ id }`; POST /emails/batch (≤ 100 emails) → 200
  * `{ data: [{ id }] }`. Errors use Resend's body `{ statusCode, name, message }`. Idempotency like Resend: a
@@ -201,4 +202,18 @@ export async function startFakeResend(): Promise<FakeResend> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** Points the app's email transport (the real Resend SDK) at `url`: a fake Resend, or a proxy in front of one. */
+export function useResendTransport(url: string, apiKey = "re_test"): void {
+  process.env.RESEND_API_KEY = apiKey;
+  process.env.RESEND_BASE_URL = url;
+  resetConfig();
+}
+
+/** Back to the local mailbox transport. */
+export function clearResendTransport(): void {
+  delete process.env.RESEND_API_KEY;
+  delete process.env.RESEND_BASE_URL;
+  resetConfig();
 }
