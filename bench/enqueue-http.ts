@@ -25,6 +25,7 @@ const { values: args } = parseArgs({
     token: { type: "string" },
     workflow: { type: "string" },
     setup: { type: "boolean", default: false },
+    "setup-only": { type: "boolean", default: false },
     baseline: { type: "boolean", default: false },
     seconds: { type: "string", default: "10" },
     concurrency: { type: "string", default: "32" },
@@ -81,6 +82,11 @@ function send(agent: http.Agent, url: URL, path: string, token: string | undefin
 }
 
 async function main() {
+  if (args["setup-only"]) {
+    // For an external load generator (wrk): prints the token and workflow id as JSON.
+    console.log(JSON.stringify(await setup()));
+    return;
+  }
   const { token, workflowId } = args.baseline
     ? { token: undefined, workflowId: "" }
     : args.setup

@@ -53,4 +53,32 @@ describe("enqueue hot path", () => {
     expect(malformed.status).toBe(401);
     expect(malformed.body.code).toBe("invalid_token");
   });
+
+  it("group-commits concurrent enqueues: each request gets its own answer (202, 401, 404 side by side)", async () => {
+    const owner = await createTestAccount();
+    const revoked = await createTestAccount();
+    const other = await createTestAccount();
+    const workflowId = await insertWorkflow(owner.id, { nodes: [trigger], edges: [] });
+    const otherWorkflow = await insertWorkflow(other.id, { nodes: [trigger], edges: [] });
+    const db = await getDb();
+    await db.update(accounts).set({ passwordChangedAt: new Date() }).where(eq(accounts.id, revoked.id));
+    // Issued in one tick: the first goes out alone, the rest wait for it and share the next statement.
+    const calls = [
+      ...Array.from({ length: 30 }, () => enqueue(owner.token, workflowId)),
+      enqueue(revoked.token, workflowId), // a token revoked by a password change: 401
+      enqueue(other.token, workflowId), // another account's workflow: 404
+      enqueue(other.token, otherWorkflow),
+    ];
+    const answers = await Promise.all(calls);
+    expect(answers.slice(0, 30).map((r) => r.status)).toEqual(Array(30).fill(202));
+    expect(answers[30].status).toBe(401);
+    expect(answers[31].status).toBe(404);
+    expect(answers[32].status).toBe(202);
+    const ids = answers.slice(0, 30).map((r) => r.body.runId as string);
+    expect(new Set(ids).size).toBe(30);
+    const rows = await execRows<{ id: string }>(db, sql`select id from runs where workflow_id = ${workflowId}`);
+    expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
+    const [mine] = await execRows<{ n: number }>(db, sql`select count(*)::int as n from runs where workflow_id = ${otherWorkflow}`);
+    expect(Number(mine.n)).toBe(1);
+  });
 });
