@@ -1,7 +1,6 @@
 import "server-only";
-import { and, eq } from "drizzle-orm";
-import { getDb } from "@/db/client";
-import { nodeResults } from "@/db/schema";
+import { sql, type SQL } from "drizzle-orm";
+import { execRows, getDb, type Db } from "@/db/client";
 import { AppError, notFound } from "@/lib/http/errors";
 import { findAccountRun } from "./get-run";
 
@@ -17,14 +16,93 @@ export async function getNodeOutputPage(
 ): Promise<{ items: unknown[]; total: number }> {
   await findAccountRun(accountId, runId);
   const db = await getDb();
-  const [row] = await db
-    .select({ status: nodeResults.status, output: nodeResults.output })
-    .from(nodeResults)
-    .where(and(eq(nodeResults.runId, runId), eq(nodeResults.nodeId, nodeId)));
+  // Past any real array (jsonb holds < 2^28 elements), and inside jsonpath's int32 subscripts.
+  const from = Math.min(query.offset, MAX_SUBSCRIPT - 1000);
+  const vars = JSON.stringify({ from, to: from + query.limit - 1 });
+  return query.field === undefined
+    ? pageOfOnlyArray(db, runId, nodeId, vars)
+    : pageOfField(db, runId, nodeId, query.field, vars);
+}
+
+const MAX_SUBSCRIPT = 2 ** 31 - 1;
+
+/*
+ * The node's SUCCESS output is detoasted once ('{}' || output returns the object as it is; the result is an object
+ * exactly when the output is one) and walked in nested subqueries, never in lateral joins: the planner would put a
+ * Memoize on a lateral whose parameter is a large jsonb, hashing and copying tens of MB.
+ */
+const outputOnce = (runId: string, nodeId: string) =>
+  sql`(select n.output, case when n.status = 'SUCCESS' then '{}'::jsonb || n.output end as v, array[]::text[] as types
+       from node_results n where n.run_id = ${runId} and n.node_id = ${nodeId} offset 0)`;
+
+/** The page of `v` (an array): only `limit` elements are sliced out by jsonpath and sent. */
+const pageOf = (v: SQL, vars: string) => sql`jsonb_path_query_array(${v}, '$[$from to $to]', ${vars}::jsonb)`;
+
+/** Without `field`: the output's only top-level array. */
+async function pageOfOnlyArray(db: Db, runId: string, nodeId: string, vars: string) {
+  const [row] = await execRows<{ root_t: string | null; raw: unknown; arrays: [string, number, unknown[]][] | null }>(
+    db,
+    sql`select jsonb_typeof(s.v) as root_t, case when jsonb_typeof(s.v) <> 'object' then s.output end as raw,
+               (select jsonb_agg(jsonb_build_array(e.key, jsonb_array_length(e.value), ${pageOf(sql`e.value`, vars)}) order by e.ord)
+                from (select k.key, k.ord, s.v -> k.key as value
+                      from jsonb_object_keys(case when jsonb_typeof(s.v) = 'object' then s.v end) with ordinality k(key, ord)
+                      offset 0) e
+                where jsonb_typeof(e.value) = 'array') as arrays
+        from ${outputOnce(runId, nodeId)} s`,
+  );
   if (!row) throw notFound("Node");
-  const output = row.status === "SUCCESS" ? row.output ?? {} : {};
-  const array = pickArray(output, query.field);
-  return { items: array.slice(query.offset, query.offset + query.limit), total: array.length };
+  if (row.root_t !== null && row.root_t !== "object") return pageInJs(row.raw, undefined, vars);
+  const arrays = row.arrays ?? [];
+  if (arrays.length === 1) return { items: arrays[0][2], total: arrays[0][1] };
+  if (arrays.length === 0) return { items: [], total: 0 };
+  throw invalidField(`This output holds several arrays (${arrays.map(([key]) => key).join(", ")}): choose one with ?field=.`);
+}
+
+/**
+ * With `field` (a dot path): one subquery per part, each on the value the one below found, so nothing but the page
+ * leaves the database. A part selects an object's key, or an array's element when it is a plain index (as a
+ * JavaScript own property would). `types` collects the type of each value on the way (null once a part is missing).
+ */
+async function pageOfField(db: Db, runId: string, nodeId: string, field: string, vars: string) {
+  const parts = field.split(".");
+  let walk = outputOnce(runId, nodeId);
+  for (const part of parts) {
+    // The index is parsed here: a cast in SQL would be folded (and fail) at plan time even in an unused CASE arm.
+    const index = /^(0|[1-9][0-9]{0,8})$/.test(part) ? Number(part) : null;
+    walk = sql`(select s.output, s.types || jsonb_typeof(s.v) as types,
+                       case when jsonb_typeof(s.v) = 'object' then s.v -> ${part}::text
+                            when jsonb_typeof(s.v) = 'array' then s.v -> ${index}::int end as v
+                from ${walk} s offset 0)`;
+  }
+  const [row] = await execRows<{ raw: unknown; types: (string | null)[]; total: number | null; items: unknown[] | null }>(
+    db,
+    sql`select case when s.types[1] <> 'object' then s.output end as raw, to_jsonb(s.types || jsonb_typeof(s.v)) as types,
+               case when jsonb_typeof(s.v) = 'array' then jsonb_array_length(s.v) end as total,
+               case when jsonb_typeof(s.v) = 'array' then ${pageOf(sql`s.v`, vars)} end as items
+        from ${walk} s`,
+  );
+  if (!row) throw notFound("Node");
+  // types: the output's, then the value each part found.
+  const [rootType, ...found] = row.types;
+  if (rootType !== null && rootType !== "object") return pageInJs(row.raw, field, vars);
+  if (row.total !== null) return { items: row.items ?? [], total: row.total };
+  // Not found, or not an array: the same answers as a walk over the parsed output.
+  const missing = rootType === null ? 0 : found.findIndex((t) => t === null);
+  if (missing === -1) throw invalidField(`The output field "${field}" is not an array.`);
+  // An array's own "length" is a number: the last part names it, or the walk stops on it.
+  const parentType = missing === 0 ? rootType : found[missing - 1];
+  if (parentType === "array" && parts[missing] === "length" && missing === parts.length - 1) {
+    throw invalidField(`The output field "${field}" is not an array.`);
+  }
+  throw invalidField(`The output has no field "${field}".`);
+}
+
+/** An output that is not an object (never written by the node types): the page from the parsed value. */
+function pageInJs(raw: unknown, field: string | undefined, vars: string) {
+  const { from, to } = JSON.parse(vars) as { from: number; to: number };
+  const output = raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
+  const array = pickArray(output, field);
+  return { items: array.slice(from, to + 1), total: array.length };
 }
 
 function pickArray(output: Record<string, unknown>, field: string | undefined): unknown[] {
