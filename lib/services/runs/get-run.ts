@@ -66,12 +66,10 @@ function graphNodes(graph: unknown): { id: string; type: string }[] {
 
 type NodeView = ReturnType<typeof pendingView> | ReturnType<typeof nodeView>;
 
-type PreviewQueryRow = {
+type NodeRow = {
   node_id: string;
-  /** 0: the node (its fields, the others null); 1: a value inside a field (`path` and the columns after it). */
-  kind: number;
-  type: string | null;
-  status: NodeStatus | null;
+  type: string;
+  status: NodeStatus;
   error: string | null;
   items_in: number | null;
   items_out: number | null;
@@ -83,93 +81,99 @@ type PreviewQueryRow = {
   raw: unknown;
   /** The output's top-level fields, in order: [key, type, length, preview (null when deep), deep]. */
   fields: [string, string, number | null, unknown, boolean][] | null;
-  path: string | null;
-  key: string | null;
-  t: string | null;
-  len: number | null;
-  v: unknown;
-  deep: boolean | null;
 };
+
+type InsideRow = { node_id: string; path: string; key: string | null; t: string | null; len: number | null; v: unknown; deep: boolean };
 
 const isoText = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * The node results of a run with their output previews, in one statement: only the first OUTPUT_PREVIEW_ITEMS
- * elements of each array leave PostgreSQL (see truncate-output.ts). One row per node (its top-level fields in one
- * jsonb array), plus one row per value inside a field that holds a longer array deeper down.
+ * The node results of a run with their output previews: only the first OUTPUT_PREVIEW_ITEMS elements of each array
+ * leave PostgreSQL (see truncate-output.ts). One row per node, its top-level fields previewed in one jsonb array.
  *
  * Shaped for the cost of a large output: it is detoasted once (`o`), its fields are taken with `o -> key` (a copy;
  * jsonb_each would also write tens of MB to a temporary file past work_mem), and there is no lateral join on it
- * (see previewExprs).
+ * (see previewExprs). No recursive CTE either: its estimate (~1M rows) would make PostgreSQL JIT-compile the
+ * statement, ~20 ms on every poll; fields with a longer array deeper down take a second statement (loadInside).
  */
 async function loadNodeViews(db: Db, runId: string): Promise<[string, NodeView][]> {
   const max = OUTPUT_PREVIEW_ITEMS;
-  const top = previewExprs(sql`e.value`, sql`1`, max);
-  const inner = previewExprs(sql`c.v`, sql`w.depth + 1`, max);
-  const rows = await execRows<PreviewQueryRow>(
+  const field = previewExprs(sql`e.value`, sql`1`, max);
+  const nodeRows = await execRows<NodeRow>(
     db,
-    sql`with recursive top as (
-      select s.node_id, s.type, s.status, s.error, s.items_in, s.items_out, s.started_at, s.completed_at,
-             jsonb_typeof(s.o) as root_t, case when jsonb_typeof(s.o) <> 'object' then s.output end as raw,
-             (select jsonb_agg(jsonb_build_array(e.key, ${top.t}, ${top.len}, ${top.p}, ${top.deep}) order by e.ord)
-              from (select k.key, k.ord, s.o -> k.key as value
-                    from jsonb_object_keys(case when jsonb_typeof(s.o) = 'object' then s.o end) with ordinality k(key, ord)
-                    offset 0) e) as fields
-      from (
-        select n.node_id, n.type, n.status, n.error, n.items_in, n.items_out, n.output,
-               ${isoText(sql`n.started_at`)} as started_at, ${isoText(sql`n.completed_at`)} as completed_at,
-               case when n.status = 'SUCCESS' then '{}'::jsonb || n.output end as o
-        from node_results n where n.run_id = ${runId} offset 0
-      ) s
-    ), tree(node_id, ord, depth, key, t, len, p, deep) as (
-      select top.node_id, array[f.ord::int], 1, f.e ->> 0, f.e ->> 1, (f.e ->> 2)::int, f.e -> 3, true
-      from top cross join lateral jsonb_array_elements(top.fields) with ordinality f(e, ord)
-      where (f.e ->> 4)::boolean
-      union all
-      select w.node_id, w.ord || c.ord::int, w.depth + 1, c.key, ${inner.t}, ${inner.len}, ${inner.p}, ${inner.deep}
-      from tree w
-      cross join lateral (
-        select k.key, k.value as v, k.ord from jsonb_each(case when w.t = 'object' then w.p end) with ordinality k(key, value, ord)
-        union all
-        select null::text, a.value, a.ord from jsonb_array_elements(case when w.t = 'array' then w.p end) with ordinality a(value, ord)
-      ) c
-      where w.deep
-    )
-    select 0 as kind, node_id, type, status, error, items_in, items_out, started_at, completed_at, root_t, raw,
-           (select jsonb_agg(case when (x.e ->> 4)::boolean then jsonb_build_array(x.e -> 0, x.e -> 1, x.e -> 2, null, true) else x.e end
-                             order by x.ord)
-            from jsonb_array_elements(fields) with ordinality x(e, ord)) as fields,
-           null::text as path, null::text as key, null::text as t, null::int as len, null::jsonb as v, null::boolean as deep
-    from top
-    union all
-    select 1, node_id, null, null, null, null, null, null, null, null, null, null,
-           array_to_string(ord, '.'), key, t, len, case when deep then null else p end, deep
-    from tree where depth > 1`,
+    sql`select s.node_id, s.type, s.status, s.error, s.items_in, s.items_out, s.started_at, s.completed_at,
+               jsonb_typeof(s.o) as root_t, case when jsonb_typeof(s.o) <> 'object' then s.output end as raw,
+               (select jsonb_agg(jsonb_build_array(e.key, ${field.t}, ${field.len}, case when ${field.deep} then null else ${field.p} end, ${field.deep})
+                                 order by e.ord)
+                from (select k.key, k.ord, s.o -> k.key as value
+                      from jsonb_object_keys(case when jsonb_typeof(s.o) = 'object' then s.o end) with ordinality k(key, ord)
+                      offset 0) e) as fields
+        from (
+          select n.node_id, n.type, n.status, n.error, n.items_in, n.items_out, n.output,
+                 ${isoText(sql`n.started_at`)} as started_at, ${isoText(sql`n.completed_at`)} as completed_at,
+                 case when n.status = 'SUCCESS' then '{}'::jsonb || n.output end as o
+          from node_results n where n.run_id = ${runId} offset 0
+        ) s`,
+  );
+  const deepFields = nodeRows.flatMap((row) =>
+    row.root_t === "object" ? (row.fields ?? []).flatMap(([key, , , , deep], i) => (deep ? [{ node_id: row.node_id, key, ord: i + 1 }] : [])) : [],
   );
   const inside = new Map<string, PreviewRow[]>();
-  for (const row of rows) {
-    if (row.kind !== 1) continue;
+  for (const row of deepFields.length > 0 ? await loadInside(db, runId, deepFields) : []) {
     const list = inside.get(row.node_id) ?? [];
-    list.push({ ord: row.path!.split(".").map(Number), key: row.key, t: row.t, len: row.len, v: row.deep ? undefined : row.v });
+    list.push({ ord: row.path.split(".").map(Number), key: row.key, t: row.t, len: row.len, v: row.deep ? undefined : row.v });
     inside.set(row.node_id, list);
   }
-  return rows
-    .filter((row) => row.kind === 0)
-    .map((row) => {
-      const tree: PreviewRow[] = (row.fields ?? []).map(([key, t, len, v, deep], i) => ({ ord: [i + 1], key, t, len, v: deep ? undefined : v }));
-      tree.push(...(inside.get(row.node_id) ?? []));
-      return [row.node_id, nodeView(row, tree)];
-    });
+  return nodeRows.map((row) => {
+    const tree: PreviewRow[] = (row.fields ?? []).map(([key, t, len, v, deep], i) => ({ ord: [i + 1], key, t, len, v: deep ? undefined : v }));
+    tree.push(...(inside.get(row.node_id) ?? []));
+    return [row.node_id, nodeView(row, tree)];
+  });
 }
 
-function nodeView(row: PreviewQueryRow, tree: PreviewRow[]) {
+/**
+ * The inside of top-level fields whose preview still holds an array longer than OUTPUT_PREVIEW_ITEMS (AI outputs):
+ * a recursive walk that previews each level the same way and descends only into the values that need it. The
+ * children of a value come from one function scan (an array's preview is turned into an object keyed by index),
+ * which keeps the planner's estimate under the JIT threshold.
+ */
+async function loadInside(db: Db, runId: string, fields: { node_id: string; key: string; ord: number }[]): Promise<InsideRow[]> {
+  const max = OUTPUT_PREVIEW_ITEMS;
+  const anchor = previewExprs(sql`e.value`, sql`1`, max);
+  const child = previewExprs(sql`c.value`, sql`w.depth + 1`, max);
+  return execRows<InsideRow>(
+    db,
+    sql`with recursive tree(node_id, ord, depth, key, t, len, p, deep) as (
+      select e.node_id, array[e.ord], 1, e.key, ${anchor.t}, ${anchor.len}, ${anchor.p}, ${anchor.deep}
+      from (
+        select d.node_id, d.ord, d.key, n.output -> d.key as value
+        from node_results n
+        join jsonb_to_recordset(${JSON.stringify(fields)}::jsonb) as d(node_id text, key text, ord int) on d.node_id = n.node_id
+        where n.run_id = ${runId} and n.status = 'SUCCESS'
+        offset 0
+      ) e
+      union all
+      select w.node_id, w.ord || (case when w.t = 'array' then c.key::int + 1 else c.ord::int end), w.depth + 1,
+             case when w.t = 'object' then c.key end, ${child.t}, ${child.len}, ${child.p}, ${child.deep}
+      from tree w
+      cross join lateral jsonb_each(case when w.t = 'object' then w.p
+                                         else (select jsonb_object_agg(x.i - 1, x.value) from jsonb_array_elements(w.p) with ordinality x(value, i))
+                                    end) with ordinality c(key, value, ord)
+      where w.deep
+    )
+    select node_id, array_to_string(ord, '.') as path, key, t, len, case when deep then null else p end as v, deep
+    from tree where depth > 1`,
+  );
+}
+
+function nodeView(row: NodeRow, tree: PreviewRow[]) {
   let preview: { value: unknown; truncated: boolean } = { value: null, truncated: false };
   if (row.root_t === "object") preview = assemblePreview(tree, OUTPUT_PREVIEW_ITEMS);
   else if (row.raw) preview = truncateArrays(row.raw, OUTPUT_PREVIEW_ITEMS);
   const success = row.status === "SUCCESS";
   return {
-    type: row.type ?? "",
-    status: row.status ?? "PENDING",
+    type: row.type,
+    status: row.status,
     output: success ? (preview.value as Record<string, unknown> | null) : null,
     outputTruncated: success && preview.truncated,
     error: row.error,
