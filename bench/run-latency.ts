@@ -12,7 +12,8 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 5000);
 const WORKFLOWS = 4;
 
 async function main() {
-  benchEnv({ RUN_RATE_LIMIT_PER_MINUTE: "100000", EXECUTOR_CONCURRENCY: String(WORKFLOWS) });
+  // The daily email quota (default 10,000) would fail the OUTPUT nodes of 4 runs of 20,000 rows.
+  benchEnv({ RUN_RATE_LIMIT_PER_MINUTE: "100000", EXECUTOR_CONCURRENCY: String(WORKFLOWS), EMAIL_DAILY_QUOTA: "10000000" });
   const { driver } = await benchDb();
   const { getDb } = await import("@/db/client");
   const { signAccessToken } = await import("@/lib/auth/tokens");
