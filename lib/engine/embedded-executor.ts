@@ -1,5 +1,6 @@
 import "server-only";
 import type { Db } from "@/db/client";
+import { isDatabaseUnavailable } from "@/db/connection-errors";
 import { log } from "@/lib/log";
 import { executeRun, type EngineDeps, type Step } from "./execute-run";
 import {
@@ -11,6 +12,9 @@ import {
   takeOverStaleRun,
   workflowsNeedingWake,
 } from "./queue";
+
+/** Backoffs before resuming a run after a lost database: 23.5 s in all, under half of STALE_HEARTBEAT_SECONDS. */
+const RETRY_DELAYS_MS = [500, 1_000, 2_000, 4_000, 8_000, 8_000];
 
 /** In-process, a step is just the call: completed nodes are memoized in Postgres, not in a step log. */
 export const inlineStep: Step = { run: (_id, fn) => fn() };
@@ -35,6 +39,8 @@ export class EmbeddedExecutor {
   private readonly waiting: Job[] = [];
   private readonly active = new Set<string>();
   private readonly pokedWhileActive = new Set<string>();
+  /** Retries after a lost database, by run id (or `workflow:<id>` when the claim itself failed). */
+  private readonly retries = new Map<string, number>();
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
   private idleWaiters: (() => void)[] = [];
@@ -107,19 +113,48 @@ export class EmbeddedExecutor {
   }
 
   private async work(job: Job): Promise<void> {
+    let current: string | undefined = job.resumeRunId;
     try {
       const db = await this.options.getDb();
       const deps: EngineDeps = { db, wake: async (workflowId) => this.poke(workflowId) };
       if (job.resumeRunId) await this.execute(deps, job.resumeRunId);
+      this.retries.delete(job.resumeRunId ?? "");
       while (!this.stopped) {
+        current = undefined;
         const claimed = await claimNextRun(db, job.workflowId);
         if (!claimed) break;
+        current = claimed.runId;
         await this.execute(deps, claimed.runId);
       }
+      this.retries.delete(`workflow:${job.workflowId}`);
     } catch (error) {
+      if (isDatabaseUnavailable(error) && this.retryLater(job.workflowId, current)) return;
       // The run stays RUNNING; its heartbeat goes stale and the sweep resumes it.
       log.error("run execution stopped unexpectedly", { workflowId: job.workflowId, error });
     }
+  }
+
+  /**
+   * The database went away under a run (restart, failover, dropped connection). The run is still ours (RUNNING, our
+   * heartbeat), so it is resumed here after a short backoff instead of waiting for the sweep's stale-heartbeat window;
+   * its finished nodes are not run again, and the send ledger keeps emails exactly-once. The backoffs add up to less
+   * than half that window, so no other process takes the run over meanwhile; after them the sweep takes over.
+   */
+  private retryLater(workflowId: string, runId: string | undefined): boolean {
+    if (this.stopped) return false;
+    const key = runId ?? `workflow:${workflowId}`;
+    const attempt = this.retries.get(key) ?? 0;
+    const delay = RETRY_DELAYS_MS[attempt];
+    if (delay === undefined) {
+      this.retries.delete(key);
+      return false;
+    }
+    this.retries.set(key, attempt + 1);
+    if (this.retries.size > 10_000) this.retries.clear();
+    log.warn("database unavailable during a run: retrying shortly", { workflowId, runId, attempt: attempt + 1, delayMs: delay });
+    const timer = setTimeout(() => this.poke(workflowId, runId), delay);
+    timer.unref();
+    return true;
   }
 
   private async execute(deps: EngineDeps, runId: string): Promise<void> {

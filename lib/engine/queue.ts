@@ -42,22 +42,7 @@ export function isUniqueViolation(error: unknown): boolean {
   return false;
 }
 
-/**
- * Error codes of a lost database connection (server restart, pg_terminate_backend), from PostgreSQL or postgres.js.
- * Generic socket codes (ECONNRESET…) are left out on purpose: a node's own HTTP calls raise them too, and those
- * must fail the node, not resume the run forever.
- */
-const CONNECTION_LOSS_CODES = new Set([
-  "57P01", "57P02", "57P03", "08000", "08001", "08003", "08004", "08006",
-  "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT",
-]);
-
-export function isConnectionLoss(error: unknown): boolean {
-  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
-    if (CONNECTION_LOSS_CODES.has((e as { code?: string }).code ?? "")) return true;
-  }
-  return false;
-}
+export { isConnectionLoss } from "@/db/connection-errors";
 
 /** Keeps the claim alive; returns false when the run is no longer RUNNING (finished or taken over). */
 export async function heartbeat(db: Db, runId: string): Promise<boolean> {

@@ -1,4 +1,5 @@
 import { ZodError } from "zod";
+import { isDatabaseUnavailable } from "@/db/connection-errors";
 import { log } from "@/lib/log";
 import { AppError, ERROR_CODES, type ErrorCode, type ErrorItem } from "./errors";
 
@@ -54,6 +55,12 @@ export function errorResponse(error: unknown, context: { method?: string; path?:
   }
   if (error instanceof ZodError) {
     return problem("validation_failed", "The request is not valid.", { errors: zodErrorItems(error) });
+  }
+  if (isDatabaseUnavailable(error)) {
+    log.warn("database unavailable", { ...context, error });
+    return problem("service_unavailable", "The database cannot be reached right now: retry in a few seconds.", {
+      headers: { "Retry-After": "5" },
+    });
   }
   log.error("unhandled error", { ...context, error });
   return problem("internal_error", "Something went wrong on our side. It has been logged; please try again.");
