@@ -189,7 +189,7 @@ describe("no 500 and no leaks on hostile input, for every route and method", () 
 });
 
 // Production mode (a signing key): unsigned hostile requests must be refused before the SDK parses anything.
-// (INNGEST_DEV mode is unsigned by design and the SDK's own dev answers include stacks; it is development-only.)
+// (INNGEST_DEV mode is unsigned by design; its one SDK answer with a stack, an unknown function id, is answered 404 by us.)
 describe("the Inngest endpoint with a signing key", () => {
   it("answers unsigned hostile bodies with a 4xx instead of throwing", async () => {
     process.env.INNGEST_SIGNING_KEY = "signkey-test-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -214,5 +214,21 @@ describe("the Inngest endpoint with a signing key", () => {
     }
     expect(failures).toEqual([]);
     expect([...statuses].every((s) => s >= 400 && s < 500)).toBe(true);
+  });
+});
+
+describe("the Inngest endpoint in dev mode (INNGEST_DEV)", () => {
+  it("answers an unknown function id with a 404 problem, not the SDK's 500 with a stack", async () => {
+    process.env.INNGEST_DEV = "1";
+    resetConfig();
+    onTestFinished(() => {
+      delete process.env.INNGEST_DEV;
+      resetConfig();
+    });
+    const mod = await import("@/app/api/inngest/route");
+    const res = await call(mod.POST as Handler, { method: "POST", path: "/api/inngest?fnId=nope&stepId=step", body: { event: {}, events: [], steps: {}, ctx: {} } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(res.text).not.toContain("    at ");
   });
 });

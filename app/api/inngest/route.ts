@@ -19,6 +19,11 @@ function guarded(handler: ServeHandler): ServeHandler {
     if (!getConfig().inngest.enabled) {
       return problem("not_found", "The Inngest endpoint is served only when Inngest is configured (INNGEST_EVENT_KEY, INNGEST_SIGNING_KEY).");
     }
+    // In dev mode (INNGEST_DEV, no signature check) the SDK answers an unknown function id with a 500 and its stack.
+    const fnId = new URL(req.url).searchParams.get("fnId");
+    if (getConfig().inngest.dev && req.method === "POST" && fnId !== null && !knownFunctionIds().has(fnId)) {
+      return problem("not_found", `No Inngest function "${fnId.slice(0, 100)}" is served here.`);
+    }
     try {
       return await (handler as (req: Request, ctx: unknown) => Promise<Response>)(req, ctx);
     } catch (error) {
@@ -26,6 +31,15 @@ function guarded(handler: ServeHandler): ServeHandler {
       return errorResponse(error, { method: req.method, path: new URL(req.url).pathname });
     }
   }) as ServeHandler;
+}
+
+let functionIds: Set<string> | undefined;
+
+/** The ids Inngest calls the functions by: `<app id>-<function id>`. */
+function knownFunctionIds(): Set<string> {
+  const appId = getInngest().id;
+  functionIds ??= new Set(functions.map((f) => (f as unknown as { id: (prefix?: string) => string }).id(appId)));
+  return functionIds;
 }
 
 // GET/POST/PUT /api/inngest – the Inngest serve endpoint (introspection, step execution, registration)
