@@ -226,7 +226,7 @@ describe("the Inngest endpoint in dev mode (INNGEST_DEV)", () => {
       resetConfig();
     });
     const mod = await import("@/app/api/inngest/route");
-    const res = await call(mod.POST as Handler, { method: "POST", path: "/api/inngest?fnId=nope&stepId=step", body: { event: {}, events: [], steps: {}, ctx: {} } });
+    const res = await call(mod.POST as Handler, { method: "POST", path: "/api/inngest?fnId=nope&stepId=step", json: { event: {}, events: [], steps: {}, ctx: {} } });
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toContain("application/problem+json");
     expect(res.text).not.toContain("    at ");
