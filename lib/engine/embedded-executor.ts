@@ -4,7 +4,8 @@ import { isDatabaseUnavailable } from "@/db/connection-errors";
 import { log } from "@/lib/log";
 import { executeRun, type EngineDeps, type Step } from "./execute-run";
 import {
-  claimNextRun,
+  claimNextRunWithInfo,
+  type ClaimedRunInfo,
   heartbeat,
   HEARTBEAT_INTERVAL_MS,
   STALE_HEARTBEAT_SECONDS,
@@ -121,10 +122,10 @@ export class EmbeddedExecutor {
       this.retries.delete(job.resumeRunId ?? "");
       while (!this.stopped) {
         current = undefined;
-        const claimed = await claimNextRun(db, job.workflowId);
+        const claimed = await claimNextRunWithInfo(db, job.workflowId);
         if (!claimed) break;
         current = claimed.runId;
-        await this.execute(deps, claimed.runId);
+        await this.execute(deps, claimed.runId, claimed);
       }
       this.retries.delete(`workflow:${job.workflowId}`);
     } catch (error) {
@@ -157,11 +158,11 @@ export class EmbeddedExecutor {
     return true;
   }
 
-  private async execute(deps: EngineDeps, runId: string): Promise<void> {
+  private async execute(deps: EngineDeps, runId: string, claimed?: ClaimedRunInfo): Promise<void> {
     const beat = setInterval(() => void heartbeat(deps.db, runId).catch(() => {}), HEARTBEAT_INTERVAL_MS);
     beat.unref();
     try {
-      await executeRun(this.options.step ?? inlineStep, deps, runId);
+      await executeRun(this.options.step ?? inlineStep, deps, runId, claimed);
     } finally {
       clearInterval(beat);
     }

@@ -9,8 +9,8 @@ import { log } from "@/lib/log";
 import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome, type NodeRuntime } from "@/lib/nodes/types";
 import { finalizeRun } from "./finalize-run";
-import { initNodeRows, markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow } from "./node-store";
-import { claimNextRun, heartbeat, isConnectionLoss } from "./queue";
+import { markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow, startRunRows } from "./node-store";
+import { claimNextRun, heartbeat, isConnectionLoss, type ClaimedRunInfo } from "./queue";
 import { appendRunLog } from "./run-log";
 import { buildRuntime, namedOutputs, type RunInfo } from "./runtime";
 
@@ -45,13 +45,16 @@ export async function claimAndExecute(step: Step, deps: EngineDeps, workflowId: 
  * step; skip rules from the graph module; then finalize. Re-entrant: a node already SUCCESS or FAILED in Postgres is
  * not executed again, so a resumed run continues from its first unfinished node.
  */
-export async function executeRun(step: Step, deps: EngineDeps, runId: string): Promise<void> {
+export async function executeRun(step: Step, deps: EngineDeps, runId: string, claimed?: ClaimedRunInfo): Promise<void> {
   const { db } = deps;
-  const run = await loadRun(db, runId);
+  // A run this process has just claimed comes with its snapshot (and a fresh heartbeat): no read, no beat yet.
+  const run = claimed
+    ? { runId, workflowId: claimed.workflowId, accountId: claimed.accountId, graph: claimed.graph, version: claimed.version, status: "RUNNING" }
+    : await loadRun(db, runId);
   if (!run || run.status !== "RUNNING") return;
+  if (claimed) noteBeat(runId);
   await step.run("start", async () => {
-    const fresh = await initNodeRows(db, runId, run.graph.nodes);
-    await appendRunLog(db, runId, "info", fresh ? `Run started (workflow version ${run.version})` : "Run resumed after an interruption");
+    await startRunRows(db, runId, run.graph.nodes, run.version);
     return true;
   });
   const statuses = new Map<string, NodeStatus>(run.graph.nodes.map((n) => [n.id, "PENDING"]));
@@ -190,6 +193,12 @@ function runtimeFor(db: Db, run: RunInfo, node: GraphNode): Promise<NodeRuntime>
 }
 
 const lastBeat = new Map<string, number>();
+
+/** The claim (or takeover) that handed this process the run has just written its heartbeat. */
+function noteBeat(runId: string): void {
+  lastBeat.set(runId, Date.now());
+  if (lastBeat.size > 1000) lastBeat.clear();
+}
 
 /** Heartbeat at most every few seconds per run: steps can be many and short (OUTPUT batches). */
 async function beat(db: Db, runId: string): Promise<void> {

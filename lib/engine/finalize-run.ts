@@ -1,11 +1,10 @@
 import "server-only";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
-import { nodeResults, runs, type RunResult } from "@/db/schema";
+import type { NodeStatus, RunResult } from "@/db/schema";
 import { log } from "@/lib/log";
 import { enqueueRunWebhooks } from "@/lib/webhooks/enqueue-run-webhooks";
 import { forgetRunOutputs, markNodesSkipped } from "./node-store";
-import { appendRunLog } from "./run-log";
 import type { RunInfo } from "./runtime";
 
 /**
@@ -18,46 +17,53 @@ export async function finalizeRun(
   order: string[],
 ): Promise<{ status: "SUCCESS" | "FAILED" }> {
   const { db } = deps;
-  const rows = await db
-    .select({ nodeId: nodeResults.nodeId, status: nodeResults.status, error: nodeResults.error })
-    .from(nodeResults)
-    .where(eq(nodeResults.runId, run.runId));
-  await markNodesSkipped(db, run.runId, rows.filter((r) => r.status === "PENDING" || r.status === "RUNNING").map((r) => r.nodeId));
-  const failedRows = rows.filter((r) => r.status === "FAILED").sort((a, b) => order.indexOf(a.nodeId) - order.indexOf(b.nodeId));
-  const status = failedRows.length > 0 ? "FAILED" : "SUCCESS";
-  const error = failedRows[0] ? `Node "${failedRows[0].nodeId}" failed: ${failedRows[0].error ?? "unknown error"}` : null;
-  const result = await computeResult(db, run.runId);
-  const updated = await db
-    .update(runs)
-    .set({ status, result, error, completedAt: new Date(), heartbeatAt: null })
-    .where(and(eq(runs.id, run.runId), inArray(runs.status, ["RUNNING"])))
-    .returning({ id: runs.id });
-  forgetRunOutputs(run.runId);
-  if (updated.length === 0) return { status };
-  await appendRunLog(
+  // The node rows and the result counters in one read: { emailsSent, filteredOut, totalRows } come from the send
+  // ledger and the DATA_SOURCE / FILTER outputs.
+  const rows = await execRows<{ node_id: string; status: NodeStatus; error: string | null; row_count: number | null; filtered_out: number | null; emails_sent: number }>(
     db,
-    run.runId,
-    status === "SUCCESS" ? "info" : "error",
+    sql`select n.node_id, n.status, n.error,
+          case when n.type = 'DATA_SOURCE' and n.status = 'SUCCESS' then (n.output->>'rowCount')::int end as row_count,
+          case when n.type = 'FILTER' and n.status = 'SUCCESS' then (n.output->>'filteredOut')::int end as filtered_out,
+          (select count(*) from email_sends where run_id = ${run.runId} and status = 'sent')::int as emails_sent
+        from node_results n where n.run_id = ${run.runId}`,
+  );
+  await markNodesSkipped(db, run.runId, rows.filter((r) => r.status === "PENDING" || r.status === "RUNNING").map((r) => r.node_id));
+  const failedRows = rows.filter((r) => r.status === "FAILED").sort((a, b) => order.indexOf(a.node_id) - order.indexOf(b.node_id));
+  const status = failedRows.length > 0 ? "FAILED" : "SUCCESS";
+  const error = failedRows[0] ? `Node "${failedRows[0].node_id}" failed: ${failedRows[0].error ?? "unknown error"}` : null;
+  const sum = (values: (number | null)[]) => values.reduce<number>((total, v) => total + Number(v ?? 0), 0);
+  const result: RunResult = {
+    emailsSent: Number(rows[0]?.emails_sent ?? 0),
+    filteredOut: sum(rows.map((r) => r.filtered_out)),
+    totalRows: sum(rows.map((r) => r.row_count)),
+  };
+  const message =
     status === "SUCCESS"
       ? `Run succeeded: ${result.emailsSent} email(s) sent, ${result.filteredOut} row(s) filtered out, ${result.totalRows} row(s) read`
-      : `Run failed: ${error}`,
+      : `Run failed: ${error}`;
+  // The status change, its log line, and whether the account has webhooks at all, in one round trip. Only the call
+  // that moves the run out of RUNNING logs, sends webhooks and wakes the next run.
+  const [done] = await execRows<{ updated: number; has_webhooks: boolean }>(
+    db,
+    sql`with upd as (
+          update runs set status = ${status}, result = ${JSON.stringify(result)}::jsonb, error = ${error},
+            completed_at = now(), heartbeat_at = null
+          where id = ${run.runId} and status = 'RUNNING'
+          returning id
+        ), logged as (
+          insert into run_logs (run_id, level, message)
+          select id, ${status === "SUCCESS" ? "info" : "error"}, ${message} from upd
+        )
+        select (select count(*) from upd)::int as updated,
+          exists (select 1 from webhooks where account_id = ${run.accountId} and deleted_at is null) as has_webhooks`,
   );
-  await enqueueRunWebhooks({ runId: run.runId, workflowId: run.workflowId, accountId: run.accountId, status, result, error }).catch((e) =>
-    log.error("could not enqueue run webhooks", { runId: run.runId, error: e }),
-  );
+  forgetRunOutputs(run.runId);
+  if (Number(done?.updated ?? 0) === 0) return { status };
+  if (done.has_webhooks) {
+    await enqueueRunWebhooks({ runId: run.runId, workflowId: run.workflowId, accountId: run.accountId, status, result, error }).catch((e) =>
+      log.error("could not enqueue run webhooks", { runId: run.runId, error: e }),
+    );
+  }
   await deps.wake(run.workflowId).catch((e) => log.error("wake-up failed (the sweep will repair it)", { workflowId: run.workflowId, error: e }));
   return { status };
-}
-
-/** `{ emailsSent, filteredOut, totalRows }` from what ran: the send ledger and the FILTER / DATA_SOURCE outputs. */
-export async function computeResult(db: Db, runId: string): Promise<RunResult> {
-  const [row] = await execRows<{ total_rows: number; filtered_out: number; emails_sent: number }>(
-    db,
-    sql`select
-          coalesce(sum((output->>'rowCount')::int) filter (where type = 'DATA_SOURCE' and status = 'SUCCESS'), 0)::int as total_rows,
-          coalesce(sum((output->>'filteredOut')::int) filter (where type = 'FILTER' and status = 'SUCCESS'), 0)::int as filtered_out,
-          (select count(*) from email_sends where run_id = ${runId} and status = 'sent')::int as emails_sent
-        from node_results where run_id = ${runId}`,
-  );
-  return { emailsSent: Number(row?.emails_sent ?? 0), filteredOut: Number(row?.filtered_out ?? 0), totalRows: Number(row?.total_rows ?? 0) };
 }

@@ -31,15 +31,23 @@ export function forgetRunOutputs(runId: string): void {
   cache.delete(runId);
 }
 
-/** One PENDING row per node, so a freshly claimed run shows every node. */
-export async function initNodeRows(db: Db, runId: string, nodes: { id: string; type: string }[]): Promise<number> {
-  if (nodes.length === 0) return 0;
-  const inserted = await db
-    .insert(nodeResults)
-    .values(nodes.map((n) => ({ runId, nodeId: n.id, type: n.type, status: "PENDING" as const })))
-    .onConflictDoNothing()
-    .returning({ nodeId: nodeResults.nodeId });
-  return inserted.length;
+/**
+ * One PENDING row per node, so a freshly claimed run shows every node, and the run's first log line ("started", or
+ * "resumed" when the rows were already there) in the same round trip.
+ */
+export async function startRunRows(db: Db, runId: string, nodes: { id: string; type: string }[], version: number): Promise<void> {
+  const rows = JSON.stringify(nodes.map((n) => ({ id: n.id, type: n.type })));
+  await db.execute(sql`
+    with ins as (
+      insert into node_results (run_id, node_id, type, status)
+      select ${runId}, n.id, n.type, 'PENDING' from jsonb_to_recordset(${rows}::jsonb) as n(id text, type text)
+      on conflict do nothing
+      returning node_id
+    )
+    insert into run_logs (run_id, level, message)
+    select ${runId}, 'info',
+      case when exists (select 1 from ins) or ${nodes.length}::int = 0
+        then ${`Run started (workflow version ${version})`} else 'Run resumed after an interruption' end`);
 }
 
 export async function readNodeRow(db: Db, runId: string, nodeId: string): Promise<NodeRow | undefined> {

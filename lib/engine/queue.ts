@@ -1,12 +1,16 @@
 import "server-only";
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
+import type { Graph } from "@/lib/graph/schema";
 
 /** Seconds without a heartbeat after which a RUNNING run is taken to belong to a dead process. */
 export const STALE_HEARTBEAT_SECONDS = 60;
 export const HEARTBEAT_INTERVAL_MS = 10_000;
 
 export type ClaimedRun = { runId: string; workflowId: string };
+
+/** The claimed run's snapshot, read by the claim itself (the embedded executor; an Inngest step result stays small). */
+export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; version: number };
 
 /**
  * Claims the oldest PENDING run (lowest seq) of the workflow, only while no run of that workflow is RUNNING.
@@ -15,8 +19,21 @@ export type ClaimedRun = { runId: string; workflowId: string };
  * interleaving, which we read as "busy". Returns null when the workflow is busy or its queue is empty.
  */
 export async function claimNextRun(db: Db, workflowId: string): Promise<ClaimedRun | null> {
+  const row = await claim(db, workflowId, sql`id`);
+  return row ? { runId: row.id, workflowId } : null;
+}
+
+/** `claimNextRun` that also returns the run's snapshot, saving the executor a read of the row it just updated. */
+export async function claimNextRunWithInfo(db: Db, workflowId: string): Promise<ClaimedRunInfo | null> {
+  const row = await claim(db, workflowId, sql`id, account_id, graph, workflow_version`);
+  return row ? { runId: row.id, workflowId, accountId: row.account_id!, graph: row.graph as Graph, version: Number(row.workflow_version) } : null;
+}
+
+type ClaimRow = { id: string; account_id?: string; graph?: unknown; workflow_version?: number };
+
+async function claim(db: Db, workflowId: string, returning: SQL): Promise<ClaimRow | null> {
   try {
-    const rows = await execRows<{ id: string }>(
+    const rows = await execRows<ClaimRow>(
       db,
       sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now()
           where id = (
@@ -26,9 +43,9 @@ export async function claimNextRun(db: Db, workflowId: string): Promise<ClaimedR
             order by r.seq
             limit 1
           ) and status = 'PENDING'
-          returning id`,
+          returning ${returning}`,
     );
-    return rows[0] ? { runId: rows[0].id, workflowId } : null;
+    return rows[0] ?? null;
   } catch (error) {
     if (isUniqueViolation(error)) return null;
     throw error;
