@@ -11,8 +11,21 @@ type RunRow = typeof runs.$inferSelect;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+/** The columns `runSummaryView` reads (the list selects only these: not the graph snapshot). */
+export const runSummaryColumns = {
+  id: runs.id,
+  workflowId: runs.workflowId,
+  workflowVersion: runs.workflowVersion,
+  status: runs.status,
+  result: runs.result,
+  error: runs.error,
+  enqueuedAt: runs.enqueuedAt,
+  startedAt: runs.startedAt,
+  completedAt: runs.completedAt,
+};
+
 /** The run's fields shared by the full view and the list (no node outputs). */
-export function runSummaryView(run: RunRow) {
+export function runSummaryView(run: Pick<RunRow, keyof typeof runSummaryColumns>) {
   return {
     runId: run.id,
     workflowId: run.workflowId,

@@ -4,7 +4,7 @@ import { getDb } from "@/db/client";
 import { runs, workflows, type RunStatus } from "@/db/schema";
 import { notFound } from "@/lib/http/errors";
 import { decodeCursor, page } from "@/lib/http/pagination";
-import { runSummaryView } from "./get-run";
+import { runSummaryColumns, runSummaryView } from "./get-run";
 
 /** GET /api/workflows/:workflowId/runs — newest first (by enqueue order), without node outputs. */
 export async function listRuns(
@@ -24,7 +24,7 @@ export async function listRuns(
   if (query.status) conditions.push(eq(runs.status, query.status));
   if (cursor) conditions.push(or(lt(runs.seq, Number(cursor.k)), and(eq(runs.seq, Number(cursor.k)), lt(runs.id, cursor.id))));
   const rows = await db
-    .select()
+    .select({ ...runSummaryColumns, seq: runs.seq })
     .from(runs)
     .where(and(...conditions))
     .orderBy(desc(runs.seq))
