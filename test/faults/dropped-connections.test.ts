@@ -15,7 +15,7 @@ import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { isConnectionLoss } from "@/lib/engine/queue";
 import { createTestAccount } from "@/test/support/accounts";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
-import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger } from "@/test/runs/helpers";
+import { emailEveryRowWorkflow, enqueue, getRun, runToEnd, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 import { startGate, waitFor, type Gate } from "./gate";
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
@@ -47,19 +47,7 @@ describe.runIf(onPostgres)("database connections dropped mid-run (PostgreSQL)", 
   it("the executor resumes the run by itself: SUCCESS, every email once, nothing RUNNING, and the queue continues", async () => {
     const url = process.env.TEST_DATABASE_CURRENT_URL!;
     const { id, token } = await createTestAccount();
-    const rows = Array.from({ length: N }, (_, i) => [`d${i}@example.com`]);
-    const uploadId = await insertUpload(id, ["email"], rows);
-    const workflowId = await insertWorkflow(id, {
-      nodes: [
-        trigger,
-        { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-        { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "s", body: "b" } },
-      ],
-      edges: [
-        { source: "t", target: "src" },
-        { source: "src", target: "out" },
-      ],
-    });
+    const { workflowId, addresses } = await emailEveryRowWorkflow(id, N, `d`);
     const locker = await openPostgres(url, { max: 1 });
     const killer = await openPostgres(url, { max: 1 });
     try {
@@ -114,7 +102,7 @@ describe.runIf(onPostgres)("database connections dropped mid-run (PostgreSQL)", 
       expect(run.result.emailsSent).toBe(N);
       const recipients = resend.emails().map((e) => e.to[0]);
       expect(recipients).toHaveLength(N);
-      expect(new Set(recipients)).toEqual(new Set(rows.map((r) => r[0])));
+      expect(new Set(recipients)).toEqual(new Set(addresses));
 
       // The queue continues: the workflow's next run executes normally on fresh connections.
       resend.reset();

@@ -13,7 +13,7 @@ import { migratePostgres } from "@/db/migrate";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
-import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger } from "@/test/runs/helpers";
+import { emailEveryRowWorkflow, enqueue, getRun, runToEnd, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 import { startGate, waitFor, type Gate } from "./gate";
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "./private-postgres";
 
@@ -52,19 +52,7 @@ afterAll(async () => {
 describe.runIf(available)("PostgreSQL stopped and restarted mid-run", () => {
   it("answers 503 while it is down, resumes the run by itself, and sends every email exactly once", async () => {
     const { id, token } = await createTestAccount();
-    const rows = Array.from({ length: N }, (_, i) => [`r${i}@example.com`]);
-    const uploadId = await insertUpload(id, ["email"], rows);
-    const workflowId = await insertWorkflow(id, {
-      nodes: [
-        trigger,
-        { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-        { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "s", body: "b" } },
-      ],
-      edges: [
-        { source: "t", target: "src" },
-        { source: "src", target: "out" },
-      ],
-    });
+    const { workflowId, addresses } = await emailEveryRowWorkflow(id, N, `r`);
 
     gate.holdAfter(3);
     const res = await enqueue(token, workflowId);
@@ -98,7 +86,7 @@ describe.runIf(available)("PostgreSQL stopped and restarted mid-run", () => {
     expect(run.result.emailsSent).toBe(N);
     const recipients = resend.emails().map((e) => e.to[0]);
     expect(recipients).toHaveLength(N);
-    expect(new Set(recipients)).toEqual(new Set(rows.map((r) => r[0])));
+    expect(new Set(recipients)).toEqual(new Set(addresses));
     expect(await execRows(db, sql`select id from runs where status in ('RUNNING', 'PENDING')`)).toEqual([]);
     expect(await execRows(db, sql`select node_id from node_results where status in ('RUNNING', 'PENDING')`)).toEqual([]);
 

@@ -16,7 +16,7 @@ import { retryPolicy } from "@/lib/nodes/output/send-with-retry";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
-import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger } from "@/test/runs/helpers";
+import { emailEveryRowWorkflow, enqueue, getRun, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger } from "@/test/runs/helpers";
 
 let resend: FakeResend;
 let ai: FakeOpenAI;
@@ -48,19 +48,7 @@ describe("an email provider failing ~20 % of its calls", () => {
   it.each([429, 500])("answering %i: the run succeeds with exactly N emails, each once", async (status) => {
     resend.reset();
     const { id, token } = await createTestAccount();
-    const rows = Array.from({ length: N }, (_, i) => [`r${status}-${i}@example.com`]);
-    const uploadId = await insertUpload(id, ["email"], rows);
-    const workflowId = await insertWorkflow(id, {
-      nodes: [
-        trigger,
-        { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-        { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "s", body: "b" } },
-      ],
-      edges: [
-        { source: "t", target: "src" },
-        { source: "src", target: "out" },
-      ],
-    });
+    const { workflowId, addresses } = await emailEveryRowWorkflow(id, N, `r${status}-`);
     resend.failNext(2, status); // at least these two failures, whatever the dice say
     resend.setFailureRatio(0.2, status);
     try {
@@ -74,7 +62,7 @@ describe("an email provider failing ~20 % of its calls", () => {
     expect(failed).toBeGreaterThanOrEqual(2); // the faults really happened
     const emails = resend.emails();
     expect(emails).toHaveLength(N);
-    expect(new Set(emails.map((e) => e.to[0]))).toEqual(new Set(rows.map((r) => r[0])));
+    expect(new Set(emails.map((e) => e.to[0]))).toEqual(new Set(addresses));
     expect(new Set(emails.map((e) => e.idempotencyKey)).size).toBe(N / 100);
   });
 });

@@ -54,3 +54,21 @@ export async function runToEnd(executor: EmbeddedExecutor, token: string, workfl
 }
 
 export const trigger = { id: "t", type: "TRIGGER", data: {} };
+
+/** An account's workflow TRIGGER → DATA_SOURCE (an upload of one `email` column, `count` rows) → OUTPUT to every row. */
+export async function emailEveryRowWorkflow(accountId: string, count: number, addressPrefix: string) {
+  const rows = Array.from({ length: count }, (_, i) => [`${addressPrefix}${i}@example.com`]);
+  const uploadId = await insertUpload(accountId, ["email"], rows);
+  const workflowId = await insertWorkflow(accountId, {
+    nodes: [
+      trigger,
+      { id: "src", type: "DATA_SOURCE", data: { uploadId } },
+      { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "s", body: "b" } },
+    ],
+    edges: [
+      { source: "t", target: "src" },
+      { source: "src", target: "out" },
+    ],
+  });
+  return { workflowId, addresses: rows.map((r) => r[0]) };
+}
