@@ -75,6 +75,8 @@ export type Config = {
     configured: boolean;
   };
   appUrl: string;
+  /** APP_URL or VERCEL_URL was set: appUrl is the deployment's address, not the localhost default. */
+  appUrlConfigured: boolean;
   emailFrom: string;
   runRateLimitPerMinute: number;
   emailDailyQuota: number;
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       configured: Boolean(e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET),
     },
     appUrl,
+    appUrlConfigured: Boolean(e.APP_URL || e.VERCEL_URL),
     emailFrom: e.EMAIL_FROM,
     runRateLimitPerMinute: e.RUN_RATE_LIMIT_PER_MINUTE,
     emailDailyQuota: e.EMAIL_DAILY_QUOTA,

@@ -23,3 +23,22 @@ describe("OpenAPI for uploads and workflows", () => {
     for (const op of [...uploadOperations, ...workflowOperations]) expect(allOperations).toContain(op);
   });
 });
+
+describe("GET /api/openapi.json servers", () => {
+  it("advertises the address the request reached when APP_URL is not set, and APP_URL when it is", async () => {
+    const { GET } = await import("@/app/api/openapi.json/route");
+    const { resetConfig } = await import("@/lib/config");
+    const fetchDoc = async (url: string) => (await (await GET(new Request(url), { params: Promise.resolve({}) })).json()) as { servers: { url: string }[] };
+    delete process.env.APP_URL;
+    resetConfig();
+    expect((await fetchDoc("http://localhost:3210/api/openapi.json")).servers).toEqual([{ url: "http://localhost:3210" }]);
+    process.env.APP_URL = "https://flows.example.com/";
+    resetConfig();
+    try {
+      expect((await fetchDoc("http://localhost:3210/api/openapi.json")).servers).toEqual([{ url: "https://flows.example.com" }]);
+    } finally {
+      delete process.env.APP_URL;
+      resetConfig();
+    }
+  });
+});
