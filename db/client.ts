@@ -47,16 +47,49 @@ export async function closeDb(): Promise<void> {
 
 async function openDatabase(): Promise<DbHandle> {
   const config = getConfig();
-  if (config.databaseUrl) return openPostgres(config.databaseUrl);
+  if (config.databaseUrl) return openPostgres(config.databaseUrl, { preparedStatements: config.databasePreparedStatements });
   return openEmbedded(path.join(config.dataDir, "pglite"));
 }
 
-export async function openPostgres(url: string, options: { max?: number } = {}): Promise<DbHandle> {
+export async function openPostgres(url: string, options: { max?: number; preparedStatements?: boolean } = {}): Promise<DbHandle> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const client = postgres(url, { max: options.max ?? 10, onnotice: () => {}, idle_timeout: 30 });
-  const db = drizzle(client, { schema });
+  const db = drizzle(options.preparedStatements === false ? client : withPreparedStatements(client), { schema });
   return { db, driver: "postgres", close: () => client.end({ timeout: 5 }) };
+}
+
+/** Statements with more parameters than this (bulk inserts, long IN lists) vary in shape: not worth a cached plan. */
+const MAX_PREPARED_PARAMETERS = 32;
+
+type Unsafe = (query: string, params?: unknown[], options?: { prepare?: boolean }) => unknown;
+
+/**
+ * drizzle runs every statement through `sql.unsafe(query, params, { prepare: false })`, and postgres.js then sends an
+ * unnamed statement with parameters in two round trips (Parse + Describe, wait for the parameter types, then Bind +
+ * Execute): twice the socket writes and waits of a prepared statement, which postgres.js describes once per connection
+ * and afterwards sends in one. This wrapper asks for prepared statements (small ones: see MAX_PREPARED_PARAMETERS),
+ * in transactions too. DATABASE_PREPARED_STATEMENTS=false turns it off for a pooler in transaction mode that does not
+ * support prepared statements.
+ */
+function withPreparedStatements<T extends object>(sql: T): T {
+  return new Proxy(sql, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop) as unknown;
+      if (prop === "unsafe" && typeof value === "function") {
+        return ((query, params, options) =>
+          (value as Unsafe).call(target, query, params, { ...options, prepare: (params?.length ?? 0) <= MAX_PREPARED_PARAMETERS })) as Unsafe;
+      }
+      if (prop === "begin" && typeof value === "function") {
+        // begin(fn) or begin(options, fn): the transaction's own `sql` gets the same treatment.
+        return (...args: unknown[]) => {
+          const fn = args[args.length - 1] as (tx: object) => unknown;
+          return (value as (...a: unknown[]) => unknown).call(target, ...args.slice(0, -1), (tx: object) => fn(withPreparedStatements(tx)));
+        };
+      }
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** PGlite in a directory (or in memory when `dir` is undefined), migrated to the latest schema. */

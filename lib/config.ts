@@ -31,6 +31,7 @@ const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DATA_DIR: z.string().default(".data"),
   DATABASE_URL: optionalString,
+  DATABASE_PREPARED_STATEMENTS: optionalString,
   INNGEST_EVENT_KEY: optionalString,
   INNGEST_SIGNING_KEY: optionalString,
   INNGEST_DEV: optionalString,
@@ -60,6 +61,8 @@ export type Config = {
   nodeEnv: "development" | "production" | "test";
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Prepared statements on PostgreSQL (default on; off for a transaction-mode pooler that lacks them). */
+  databasePreparedStatements: boolean;
   inngest: { enabled: boolean; eventKey?: string; signingKey?: string; dev: boolean };
   resend: { apiKey?: string; baseUrl?: string };
   emailTransport: "resend" | "mailbox";
@@ -136,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     nodeEnv: e.NODE_ENV,
     dataDir,
     databaseUrl: e.DATABASE_URL,
+    databasePreparedStatements: !["false", "0", "off", "no"].includes((e.DATABASE_PREPARED_STATEMENTS ?? "").trim().toLowerCase()),
     inngest: {
       enabled: inngestEnabled,
       eventKey: e.INNGEST_EVENT_KEY,
