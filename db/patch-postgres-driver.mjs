@@ -4,8 +4,10 @@
 // `nextWrite` runs on a null socket (an uncaught TypeError), and the connection keeps the stale bytes, a stale timer and
 // the dead query as its current one. After it reconnects, its first query fails with the old session's error (57P01)
 // and every later query on it hangs forever (reproduced: test/faults/driver-patch.test.ts). The fix: `closed()` drops
-// the pending bytes and the query state (its queries were already rejected with CONNECTION_CLOSED), and `nextWrite`
-// does nothing without a socket. (Not upstream's #1155 `terminated = true` in `closed()`: a transaction's handler
+// the pending bytes and the query state (its queries were already rejected with CONNECTION_CLOSED); a query executed
+// on a closed connection (the orphaned ROLLBACK) is rejected at once with CONNECTION_CLOSED instead of becoming its
+// never-sent current query (answering true, so the transaction's handler does not park the connection in the "full"
+// queue); and `nextWrite` does nothing without a socket. (Not upstream's #1155 `terminated = true` in `closed()`: a transaction's handler
 // then moves the closed connection to the "full" queue, where the pool never reconnects it.)
 // Idempotent; fails the install if the driver's source is not the one this patch was written for.
 import fs from "node:fs";
@@ -28,6 +30,11 @@ const { version } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), 
 const edits = [
   ["  function nextWrite(fn) {\n", `  function nextWrite(fn) {\n    ${MARK} if (!socket) return chunk = nextWriteTimer = null, false\n`],
   ["    clearImmediate(nextWriteTimer)\n    socket.removeListener('data', data)\n", `    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null\n    socket.removeListener('data', data)\n`],
+  [
+    "    if (terminated)\n      return queryError(q, Errors.connection('CONNECTION_DESTROYED', options))\n",
+    "    if (terminated)\n      return queryError(q, Errors.connection('CONNECTION_DESTROYED', options))\n" +
+      "    if (!socket && !initial)\n      return queryError(q, Errors.connection('CONNECTION_CLOSED', options)), true\n",
+  ],
   [
     "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n",
     "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n" +
