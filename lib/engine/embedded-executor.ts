@@ -7,6 +7,7 @@ import {
   claimNextRunWithInfo,
   type ClaimedRunInfo,
   heartbeat,
+  reclaimOwnRun,
   HEARTBEAT_INTERVAL_MS,
   STALE_HEARTBEAT_SECONDS,
   staleRunningRuns,
@@ -14,13 +15,13 @@ import {
   workflowsNeedingWake,
 } from "./queue";
 
-/** Backoffs before resuming a run after a lost database: 23.5 s in all, under half of STALE_HEARTBEAT_SECONDS. */
+/** Backoffs before resuming a run after a lost database (23.5 s in all); each resume re-confirms ownership first. */
 const RETRY_DELAYS_MS = [500, 1_000, 2_000, 4_000, 8_000, 8_000];
 
 /** In-process, a step is just the call: completed nodes are memoized in Postgres, not in a step log. */
 export const inlineStep: Step = { run: (_id, fn) => fn() };
 
-type Job = { workflowId: string; resumeRunId?: string };
+type Job = { workflowId: string; resumeRunId?: string; reclaim?: boolean };
 
 export type EmbeddedExecutorOptions = {
   getDb: () => Promise<Db>;
@@ -67,14 +68,14 @@ export class EmbeddedExecutor {
   }
 
   /** A wake-up for the workflow: its queue is worked through soon. */
-  poke(workflowId: string, resumeRunId?: string): void {
+  poke(workflowId: string, resumeRunId?: string, reclaim = false): void {
     if (this.stopped) return;
     if (this.active.has(workflowId) && !resumeRunId) {
       this.pokedWhileActive.add(workflowId);
       return;
     }
     if (!resumeRunId && this.waiting.some((j) => j.workflowId === workflowId)) return;
-    this.waiting.push({ workflowId, resumeRunId });
+    this.waiting.push({ workflowId, resumeRunId, reclaim });
     this.pump();
   }
 
@@ -118,7 +119,11 @@ export class EmbeddedExecutor {
     try {
       const db = await this.options.getDb();
       const deps: EngineDeps = { db, wake: async (workflowId) => this.poke(workflowId) };
-      if (job.resumeRunId) await this.execute(deps, job.resumeRunId);
+      if (job.resumeRunId) {
+        // A retry after a lost database resumes the run only if it is still this process's (see reclaimOwnRun).
+        if (!job.reclaim || (await reclaimOwnRun(db, job.resumeRunId))) await this.execute(deps, job.resumeRunId);
+        else log.warn("not resuming a run: it finished or another process took it over", { runId: job.resumeRunId });
+      }
       this.retries.delete(job.resumeRunId ?? "");
       while (!this.stopped) {
         current = undefined;
@@ -138,8 +143,9 @@ export class EmbeddedExecutor {
   /**
    * The database went away under a run (restart, failover, dropped connection). The run is still ours (RUNNING, our
    * heartbeat), so it is resumed here after a short backoff instead of waiting for the sweep's stale-heartbeat window;
-   * its finished nodes are not run again, and the send ledger keeps emails exactly-once. The backoffs add up to less
-   * than half that window, so no other process takes the run over meanwhile; after them the sweep takes over.
+   * its finished nodes are not run again, and the send ledger keeps emails exactly-once. Each resume first re-confirms
+   * ownership with a compare-and-set on the heartbeat this process last wrote, so a run another process took over
+   * meanwhile (a long outage) is never executed twice; after the last backoff the sweep takes over.
    */
   private retryLater(workflowId: string, runId: string | undefined): boolean {
     if (this.stopped) return false;
@@ -153,7 +159,7 @@ export class EmbeddedExecutor {
     this.retries.set(key, attempt + 1);
     if (this.retries.size > 10_000) this.retries.clear();
     log.warn("database unavailable during a run: retrying shortly", { workflowId, runId, attempt: attempt + 1, delayMs: delay });
-    const timer = setTimeout(() => this.poke(workflowId, runId), delay);
+    const timer = setTimeout(() => this.poke(workflowId, runId, runId !== undefined), delay);
     timer.unref();
     return true;
   }

@@ -19,17 +19,17 @@ export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; ver
  * interleaving, which we read as "busy". Returns null when the workflow is busy or its queue is empty.
  */
 export async function claimNextRun(db: Db, workflowId: string): Promise<ClaimedRun | null> {
-  const row = await claim(db, workflowId, sql`id`);
+  const row = await claim(db, workflowId, sql`id, heartbeat_at::text as beat`);
   return row ? { runId: row.id, workflowId } : null;
 }
 
 /** `claimNextRun` that also returns the run's snapshot, saving the executor a read of the row it just updated. */
 export async function claimNextRunWithInfo(db: Db, workflowId: string): Promise<ClaimedRunInfo | null> {
-  const row = await claim(db, workflowId, sql`id, account_id, graph, workflow_version`);
+  const row = await claim(db, workflowId, sql`id, account_id, graph, workflow_version, heartbeat_at::text as beat`);
   return row ? { runId: row.id, workflowId, accountId: row.account_id!, graph: row.graph as Graph, version: Number(row.workflow_version) } : null;
 }
 
-type ClaimRow = { id: string; account_id?: string; graph?: unknown; workflow_version?: number };
+type ClaimRow = { id: string; beat: string; account_id?: string; graph?: unknown; workflow_version?: number };
 
 async function claim(db: Db, workflowId: string, returning: SQL): Promise<ClaimRow | null> {
   try {
@@ -45,6 +45,7 @@ async function claim(db: Db, workflowId: string, returning: SQL): Promise<ClaimR
           ) and status = 'PENDING'
           returning ${returning}`,
     );
+    if (rows[0]) noteOwnBeat(rows[0].id, rows[0].beat);
     return rows[0] ?? null;
   } catch (error) {
     if (isUniqueViolation(error)) return null;
@@ -63,8 +64,46 @@ export { isConnectionLoss } from "@/db/connection-errors";
 
 /** Keeps the claim alive; returns false when the run is no longer RUNNING (finished or taken over). */
 export async function heartbeat(db: Db, runId: string): Promise<boolean> {
-  const rows = await execRows(db, sql`update runs set heartbeat_at = now() where id = ${runId} and status = 'RUNNING' returning id`);
+  const rows = await execRows<{ beat: string }>(
+    db,
+    sql`update runs set heartbeat_at = now() where id = ${runId} and status = 'RUNNING' returning heartbeat_at::text as beat`,
+  );
+  if (rows[0]) noteOwnBeat(runId, rows[0].beat);
   return rows.length > 0;
+}
+
+/**
+ * The heartbeat value this process last wrote for each run it claimed, took over or beat for: proof of ownership.
+ * Another process can only take a run over by writing a newer heartbeat (takeOverStaleRun), so "the heartbeat is still
+ * the one I wrote" means "nobody took it over".
+ */
+const ownBeats = new Map<string, string>();
+
+function noteOwnBeat(runId: string, beat: string): void {
+  if (ownBeats.size >= 10_000 && !ownBeats.has(runId)) ownBeats.clear(); // a lost entry only makes a reclaim fail safe
+  ownBeats.set(runId, beat);
+}
+
+/**
+ * Re-confirms that a run this process was executing is still its own before resuming it after a lost database: one
+ * compare-and-set on the heartbeat it last wrote. False when the run finished, or another process took it over (or
+ * this process has no record of it): then it must not be executed here.
+ */
+export async function reclaimOwnRun(db: Db, runId: string): Promise<boolean> {
+  const last = ownBeats.get(runId);
+  if (last === undefined) return false;
+  const rows = await execRows<{ beat: string }>(
+    db,
+    sql`update runs set heartbeat_at = now()
+        where id = ${runId} and status = 'RUNNING' and heartbeat_at = ${last}::timestamptz
+        returning heartbeat_at::text as beat`,
+  );
+  if (!rows[0]) {
+    ownBeats.delete(runId);
+    return false;
+  }
+  noteOwnBeat(runId, rows[0].beat);
+  return true;
 }
 
 /**
@@ -77,8 +116,9 @@ export async function takeOverStaleRun(db: Db, runId: string, staleSeconds = STA
     sql`update runs set heartbeat_at = now()
         where id = ${runId} and status = 'RUNNING'
           and (heartbeat_at is null or heartbeat_at < now() - make_interval(secs => ${staleSeconds}))
-        returning id`,
+        returning heartbeat_at::text as beat`,
   );
+  if (rows[0]) noteOwnBeat(runId, (rows[0] as { beat: string }).beat);
   return rows.length > 0;
 }
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execRows, getDb, openPostgres, type Db } from "@/db/client";
 import { runs } from "@/db/schema";
 import { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
-import { claimNextRun, isUniqueViolation } from "@/lib/engine/queue";
+import { claimNextRun, heartbeat, isUniqueViolation, reclaimOwnRun } from "@/lib/engine/queue";
 import { newId } from "@/lib/ids";
 import { createTestAccount } from "@/test/support/accounts";
 import { insertUpload, insertWorkflow, trigger, type TestGraph } from "./helpers";
@@ -124,5 +124,29 @@ describe("the embedded executor", () => {
     const delivered = await execRows<{ key: string }>(db, sql`select idempotency_key as key from mailbox_messages`);
     expect(delivered.map((d) => d.key).filter((k) => runIds.some((id) => k.startsWith(id))).sort()).toEqual(runIds.map((id) => `${id}:out:0`).sort());
     await executor.stop();
+  });
+});
+
+describe("reclaimOwnRun (resuming after a lost database)", () => {
+  it("re-confirms a run this process holds, and refuses one another process took over or that finished", async () => {
+    const db = await getDb();
+    const { workflowId, ids } = await workflowWithRuns(2);
+    const claimed = await claimNextRun(db, workflowId);
+    expect(claimed?.runId).toBe(ids[0]);
+    expect(await reclaimOwnRun(db, ids[0])).toBe(true);
+    expect(await heartbeat(db, ids[0])).toBe(true);
+    expect(await reclaimOwnRun(db, ids[0])).toBe(true); // the heartbeat it wrote last is still there
+
+    // Another process's takeover writes a heartbeat of its own.
+    await db.execute(sql`update runs set heartbeat_at = heartbeat_at + interval '1 second' where id = ${ids[0]}`);
+    expect(await reclaimOwnRun(db, ids[0])).toBe(false);
+
+    // A run this process never claimed, and one that finished.
+    expect(await reclaimOwnRun(db, ids[1])).toBe(false);
+    await setStatus(ids[0], "SUCCESS");
+    const next = await claimNextRun(db, workflowId);
+    expect(next?.runId).toBe(ids[1]);
+    await setStatus(ids[1], "SUCCESS");
+    expect(await reclaimOwnRun(db, ids[1])).toBe(false);
   });
 });
