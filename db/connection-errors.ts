@@ -11,24 +11,31 @@ const CONNECTION_LOSS_CODES = new Set([
 /** Socket errors of a database that cannot be reached at all (down, restarting). */
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
 
-function codes(error: unknown): string[] {
-  const out: string[] = [];
-  for (let e: unknown = error, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+/** The error and its causes (drizzle wraps the driver's error), with their codes. */
+function chain(error: unknown): { code: string | undefined; error: object }[] {
+  const out: { code: string | undefined; error: object }[] = [];
+  for (let e: unknown = error, depth = 0; e && typeof e === "object" && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === "string") out.push(code);
+    out.push({ code: typeof code === "string" ? code : undefined, error: e });
   }
   return out;
 }
 
 export function isConnectionLoss(error: unknown): boolean {
-  return codes(error).some((c) => CONNECTION_LOSS_CODES.has(c));
+  return chain(error).some((e) => e.code !== undefined && CONNECTION_LOSS_CODES.has(e.code));
 }
 
 /**
  * An error that reached a route handler because the database is unavailable (lost connection, refused, restarting):
- * answered 503 with Retry-After instead of a 500. Route handlers make no outbound calls of their own that would let
- * a socket error of another service through unhandled.
+ * answered 503 with Retry-After instead of a 500. A socket error counts only when it is the driver's (postgres.js
+ * attaches the failed query to it): a client that aborts its upload (ECONNRESET) or another service's socket error is
+ * not a database outage. CONNECTION_ENDED (our own pool closed) is a bug, so it stays a 500.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  return codes(error).some((c) => CONNECTION_LOSS_CODES.has(c) || UNREACHABLE_CODES.has(c));
+  return chain(error).some(
+    (e) =>
+      e.code !== undefined &&
+      ((CONNECTION_LOSS_CODES.has(e.code) && e.code !== "CONNECTION_ENDED") ||
+        (UNREACHABLE_CODES.has(e.code) && ("query" in e.error || "parameters" in e.error))),
+  );
 }

@@ -10,6 +10,7 @@ import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome, type NodeRuntime } from "@/lib/nodes/types";
 import { finalizeRun } from "./finalize-run";
 import { markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow, startRunRows } from "./node-store";
+import { isDatabaseUnavailable } from "@/db/connection-errors";
 import { claimNextRun, heartbeat, isConnectionLoss, type ClaimedRunInfo } from "./queue";
 import { appendRunLog } from "./run-log";
 import { buildRuntime, namedOutputs, type RunInfo } from "./runtime";
@@ -165,7 +166,7 @@ async function guard(
     return await fn(await runtimeFor(db, run, node));
   } catch (error) {
     // Not the node's fault: the run stays RUNNING and is resumed (the sweep, or Inngest's step retry).
-    if (!(error instanceof NodeError) && isConnectionLoss(error)) throw error;
+    if (!(error instanceof NodeError) && (isConnectionLoss(error) || isDatabaseUnavailable(error))) throw error;
     const message = nodeErrorMessage(error);
     if (!(error instanceof NodeError)) log.error("node failed unexpectedly", { runId: run.runId, nodeId: node.id, error });
     await markNodeFailed(db, run.runId, node.id, message);

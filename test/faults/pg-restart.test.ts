@@ -20,10 +20,10 @@ import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "./pr
 const N = 1000;
 const available = postgresBinDir() !== null;
 
-let pg: PrivatePostgres;
-let handle: Awaited<ReturnType<typeof openPostgres>>;
-let resend: FakeResend;
-let gate: Gate;
+let pg: PrivatePostgres | undefined;
+let handle: Awaited<ReturnType<typeof openPostgres>> | undefined;
+let resend: FakeResend | undefined;
+let gate: Gate | undefined;
 let executor: EmbeddedExecutor;
 
 beforeAll(async () => {
@@ -40,38 +40,40 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!available) return;
+  // Whatever beforeAll got to: a failed initdb or migration must still stop the private server.
   await stopTestExecutor();
-  await gate.close();
-  await resend.close();
+  await gate?.close();
+  await resend?.close();
   clearResendTransport();
-  await handle.close().catch(() => {});
+  await handle?.close().catch(() => {});
   setDbHandle(undefined);
-  await pg.destroy();
+  await pg?.destroy();
 });
 
 describe.runIf(available)("PostgreSQL stopped and restarted mid-run", () => {
   it("answers 503 while it is down, resumes the run by itself, and sends every email exactly once", async () => {
+    const [server, g, fake, h] = [pg!, gate!, resend!, handle!];
     const { id, token } = await createTestAccount();
     const { workflowId, addresses } = await emailEveryRowWorkflow(id, N, `r`);
 
-    gate.holdAfter(3);
+    g.holdAfter(3);
     const res = await enqueue(token, workflowId);
     expect(res.status).toBe(202);
     const runId = res.body.runId as string;
-    await gate.waitForHeld(1);
+    await g.waitForHeld(1);
 
-    await pg.stop();
+    await server.stop();
     // The held batch reaches the provider; recording it in the send ledger fails: the database is gone.
-    await gate.release();
+    await g.release();
     const down = await getRun(token, runId);
     expect(down.status).toBe(503);
     expect(down.headers.get("content-type")).toContain("application/problem+json");
     expect(down.headers.get("retry-after")).toBe("5");
     expect(down.body.code).toBe("service_unavailable");
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // the executor retries into the outage at least once
-    await pg.start();
+    await server.start();
 
-    const db = handle.db;
+    const db = h.db;
     // No sweep is called and the stale-heartbeat window is 60 s: only the executor's own retry can finish the run.
     await waitFor(
       "the run to end after the restart",
@@ -84,16 +86,16 @@ describe.runIf(available)("PostgreSQL stopped and restarted mid-run", () => {
     const run = (await getRun(token, runId)).body;
     expect(run.status).toBe("SUCCESS");
     expect(run.result.emailsSent).toBe(N);
-    const recipients = resend.emails().map((e) => e.to[0]);
+    const recipients = fake.emails().map((e) => e.to[0]);
     expect(recipients).toHaveLength(N);
     expect(new Set(recipients)).toEqual(new Set(addresses));
     expect(await execRows(db, sql`select id from runs where status in ('RUNNING', 'PENDING')`)).toEqual([]);
     expect(await execRows(db, sql`select node_id from node_results where status in ('RUNNING', 'PENDING')`)).toEqual([]);
 
     // The queue continues on fresh connections.
-    resend.reset();
+    fake.reset();
     const next = await runToEnd(executor, token, workflowId);
     expect(next.status).toBe("SUCCESS");
-    expect(resend.emails()).toHaveLength(N);
+    expect(fake.emails()).toHaveLength(N);
   });
 });

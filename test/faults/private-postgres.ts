@@ -42,10 +42,16 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     asRoot ? run("runuser", ["-u", "postgres", "--", path.join(bin, tool), ...args]) : run(path.join(bin, tool), args);
   const data = path.join(dir, "data");
   const port = await freePort();
-  await exec("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
-  const pgctl = (...args: string[]) => exec("pg_ctl", ["-D", data, "-w", "-l", path.join(dir, "log"), ...args]);
-  await pgctl("-o", options, "start");
+  const pgctl = (...args: string[]) => exec("pg_ctl", ["-D", data, "-w", "-t", "120", "-l", path.join(dir, "log"), ...args]);
+  try {
+    await exec("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
+    await pgctl("-o", options, "start");
+  } catch (error) {
+    await pgctl("-m", "immediate", "stop").catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop: async () => void (await pgctl("-m", "fast", "stop")),

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
+
+const withCode = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(code), { code }, extra);
+// postgres.js attaches the failed query to a socket error as non-enumerable properties.
+const driverSocketError = (code: string) => {
+  const e = withCode(code);
+  Object.defineProperties(e, { query: { value: "select 1" }, parameters: { value: [] } });
+  return e;
+};
+
+describe("isDatabaseUnavailable (503 instead of 500)", () => {
+  it("is true for a lost connection and for the driver's own socket errors, wrapped or not", () => {
+    expect(isDatabaseUnavailable(withCode("57P01"))).toBe(true);
+    expect(isDatabaseUnavailable(withCode("CONNECTION_CLOSED"))).toBe(true);
+    expect(isDatabaseUnavailable(driverSocketError("ECONNREFUSED"))).toBe(true);
+    expect(isDatabaseUnavailable(new Error("Failed query", { cause: driverSocketError("ECONNRESET") }))).toBe(true);
+  });
+
+  it("is false for socket errors that are not the driver's, for our own closed pool, and for other errors", () => {
+    expect(isDatabaseUnavailable(withCode("ECONNRESET"))).toBe(false); // e.g. a client aborting its upload
+    expect(isDatabaseUnavailable(new Error("fetch failed", { cause: withCode("ECONNREFUSED") }))).toBe(false);
+    expect(isDatabaseUnavailable(withCode("CONNECTION_ENDED"))).toBe(false);
+    expect(isDatabaseUnavailable(withCode("23505"))).toBe(false);
+    expect(isDatabaseUnavailable(new Error("boom"))).toBe(false);
+  });
+
+  it("isConnectionLoss (the engine's test) keeps CONNECTION_ENDED and ignores generic socket codes", () => {
+    expect(isConnectionLoss(withCode("CONNECTION_ENDED"))).toBe(true);
+    expect(isConnectionLoss(driverSocketError("ECONNREFUSED"))).toBe(false);
+  });
+});
