@@ -55,20 +55,23 @@ export async function runToEnd(executor: EmbeddedExecutor, token: string, workfl
 
 export const trigger = { id: "t", type: "TRIGGER", data: {} };
 
-/** An account's workflow TRIGGER → DATA_SOURCE (an upload of one `email` column, `count` rows) → OUTPUT to every row. */
+/** TRIGGER → DATA_SOURCE (the upload) → OUTPUT: one email to every row's `email`. */
+export const emailEveryRowGraph = (uploadId: string): TestGraph => ({
+  nodes: [
+    trigger,
+    { id: "src", type: "DATA_SOURCE", data: { uploadId } },
+    { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "s", body: "b" } },
+  ],
+  edges: [
+    { source: "t", target: "src" },
+    { source: "src", target: "out" },
+  ],
+});
+
+/** An account's emailEveryRowGraph over an upload of one `email` column with `count` rows. */
 export async function emailEveryRowWorkflow(accountId: string, count: number, addressPrefix: string) {
   const rows = Array.from({ length: count }, (_, i) => [`${addressPrefix}${i}@example.com`]);
   const uploadId = await insertUpload(accountId, ["email"], rows);
-  const workflowId = await insertWorkflow(accountId, {
-    nodes: [
-      trigger,
-      { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-      { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "s", body: "b" } },
-    ],
-    edges: [
-      { source: "t", target: "src" },
-      { source: "src", target: "out" },
-    ],
-  });
+  const workflowId = await insertWorkflow(accountId, emailEveryRowGraph(uploadId));
   return { workflowId, addresses: rows.map((r) => r[0]) };
 }

@@ -6,7 +6,7 @@ import { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { claimNextRun, heartbeat, isUniqueViolation, reclaimOwnRun } from "@/lib/engine/queue";
 import { newId } from "@/lib/ids";
 import { createTestAccount } from "@/test/support/accounts";
-import { insertUpload, insertWorkflow, trigger, type TestGraph } from "./helpers";
+import { emailEveryRowGraph, insertUpload, insertWorkflow } from "./helpers";
 
 /**
  * On PostgreSQL (TEST_DATABASE_URL) every claimer uses its own connection pool, so the claims really race in the
@@ -24,17 +24,7 @@ afterAll(async () => {
   await Promise.all(pools.map((p) => p.close()));
 });
 
-const graphFor = (uploadId: string): TestGraph => ({
-  nodes: [
-    trigger,
-    { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-    { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "s", body: "b" } },
-  ],
-  edges: [
-    { source: "t", target: "src" },
-    { source: "src", target: "out" },
-  ],
-});
+const graphFor = emailEveryRowGraph;
 
 async function workflowWithRuns(count: number) {
   const account = await createTestAccount();
