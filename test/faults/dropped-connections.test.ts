@@ -11,8 +11,8 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execRows, getDb, openPostgres } from "@/db/client";
+import { isDatabaseUnavailable } from "@/db/connection-errors";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
-import { isConnectionLoss } from "@/lib/engine/queue";
 import { createTestAccount } from "@/test/support/accounts";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { emailEveryRowWorkflow, enqueue, getRun, runToEnd, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
@@ -80,12 +80,12 @@ describe.runIf(onPostgres)("database connections dropped mid-run (PostgreSQL)", 
       // A lost connection is not the node's fault: no node FAILED, and the executor resumes the run by itself (the
       // sweep is never called here, and its stale-heartbeat window is 60 s), which the send ledger and idempotency
       // keys make safe. postgres.js notices a terminated idle connection only when it reads the server's goodbye: a
-      // query on it may fail once with CONNECTION_CLOSED, so the polling tolerates connection loss.
+      // query on it may fail once (CONNECTION_CLOSED, or ECONNRESET from the socket), so the polling tolerates that.
       await waitFor(
         "the run to end",
         async () => {
           const found = await execRows<{ status: string }>(db, sql`select status from runs where id = ${runId}`).catch((error: unknown) =>
-            isConnectionLoss(error) ? [] : Promise.reject(error),
+            isDatabaseUnavailable(error) ? [] : Promise.reject(error),
           );
           return found[0]?.status === "SUCCESS" || found[0]?.status === "FAILED";
         },
