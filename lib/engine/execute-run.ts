@@ -10,8 +10,8 @@ import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome, type NodeRuntime } from "@/lib/nodes/types";
 import { finalizeRun } from "./finalize-run";
 import { markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow, startRunRows } from "./node-store";
-import { isDatabaseUnavailable } from "@/db/connection-errors";
-import { claimNextRun, heartbeat, isConnectionLoss, type ClaimedRunInfo } from "./queue";
+import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
+import { claimNextRun, heartbeat, type ClaimedRunInfo } from "./queue";
 import { appendRunLog } from "./run-log";
 import { buildRuntime, namedOutputs, type RunInfo } from "./runtime";
 

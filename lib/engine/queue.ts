@@ -60,8 +60,6 @@ export function isUniqueViolation(error: unknown): boolean {
   return false;
 }
 
-export { isConnectionLoss } from "@/db/connection-errors";
-
 /** Keeps the claim alive; returns false when the run is no longer RUNNING (finished or taken over). */
 export async function heartbeat(db: Db, runId: string): Promise<boolean> {
   const rows = await execRows<{ beat: string }>(
@@ -111,14 +109,14 @@ export async function reclaimOwnRun(db: Db, runId: string): Promise<boolean> {
  * takeover exclusive: of two sweepers only one sees the stale heartbeat.
  */
 export async function takeOverStaleRun(db: Db, runId: string, staleSeconds = STALE_HEARTBEAT_SECONDS): Promise<boolean> {
-  const rows = await execRows(
+  const rows = await execRows<{ beat: string }>(
     db,
     sql`update runs set heartbeat_at = now()
         where id = ${runId} and status = 'RUNNING'
           and (heartbeat_at is null or heartbeat_at < now() - make_interval(secs => ${staleSeconds}))
         returning heartbeat_at::text as beat`,
   );
-  if (rows[0]) noteOwnBeat(runId, (rows[0] as { beat: string }).beat);
+  if (rows[0]) noteOwnBeat(runId, rows[0].beat);
   return rows.length > 0;
 }
 
