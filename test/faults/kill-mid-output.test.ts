@@ -18,7 +18,7 @@ import { execRows, getDbHandle, openPglite, setDbHandle, type Db } from "@/db/cl
 import { resetConfig } from "@/lib/config";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
-import { enqueue, insertUpload, insertWorkflow, trigger } from "@/test/runs/helpers";
+import { emailEveryRowGraph, enqueue, insertUpload, insertWorkflow } from "@/test/runs/helpers";
 import { startGate, waitFor, type Gate } from "./gate";
 
 const EMAILS = 5000;
@@ -57,17 +57,7 @@ async function enqueueBigRun(): Promise<string> {
   const { id, token } = await createTestAccount();
   const rows = Array.from({ length: EMAILS }, (_, i) => [`person${i}@example.com`, `P${i}`]);
   const uploadId = await insertUpload(id, ["email", "name"], rows, 1000);
-  const workflowId = await insertWorkflow(id, {
-    nodes: [
-      trigger,
-      { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-      { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "Hi {{item.name}}", body: "b" } },
-    ],
-    edges: [
-      { source: "t", target: "src" },
-      { source: "src", target: "out" },
-    ],
-  });
+  const workflowId = await insertWorkflow(id, emailEveryRowGraph(uploadId, { subject: "Hi {{item.name}}", body: "b" }));
   const res = await enqueue(token, workflowId);
   expect(res.status).toBe(202);
   return res.body.runId as string;

@@ -56,11 +56,11 @@ export async function runToEnd(executor: EmbeddedExecutor, token: string, workfl
 export const trigger = { id: "t", type: "TRIGGER", data: {} };
 
 /** TRIGGER → DATA_SOURCE (the upload) → OUTPUT: one email to every row's `email`. */
-export const emailEveryRowGraph = (uploadId: string): TestGraph => ({
+export const emailEveryRowGraph = (uploadId: string, email: { subject: string; body: string } = { subject: "s", body: "b" }): TestGraph => ({
   nodes: [
     trigger,
     { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-    { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "s", body: "b" } },
+    { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", ...email } },
   ],
   edges: [
     { source: "t", target: "src" },

@@ -10,7 +10,7 @@ import type { Graph } from "@/lib/graph/schema";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
-import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger, type TestGraph } from "./helpers";
+import { emailEveryRowGraph, enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, type TestGraph, trigger } from "./helpers";
 
 let resend: FakeResend;
 let ai: FakeOpenAI;
@@ -122,17 +122,7 @@ describe("node failures", () => {
       ["Bob", "not-an-address"],
       ["Eve", "eve@example.com\r\nBcc: victim@example.com"],
     ]);
-    const workflowId = await insertWorkflow(id, {
-      nodes: [
-        trigger,
-        { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-        { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "Hi {{item.name}}", body: "x" } },
-      ],
-      edges: [
-        { source: "t", target: "src" },
-        { source: "src", target: "out" },
-      ],
-    });
+    const workflowId = await insertWorkflow(id, emailEveryRowGraph(uploadId, { subject: "Hi {{item.name}}", body: "x" }));
     const run = await runToEnd(executor, token, workflowId);
     expect(run.status).toBe("FAILED");
     expect(run.nodes.out.error).toMatch(/^2 of 3 emails could not be rendered, so none was sent/);

@@ -6,7 +6,7 @@ import { EmbeddedExecutor, inlineStep } from "@/lib/engine/embedded-executor";
 import type { Step } from "@/lib/engine/execute-run";
 import { createTestAccount } from "@/test/support/accounts";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
-import { enqueue, getRun, insertUpload, insertWorkflow, trigger } from "./helpers";
+import { emailEveryRowGraph, enqueue, getRun, insertUpload, insertWorkflow } from "./helpers";
 
 let resend: FakeResend;
 
@@ -53,17 +53,7 @@ describe("a process that stops mid-OUTPUT", () => {
     const { id, token } = await createTestAccount();
     const rows = Array.from({ length: 250 }, (_, i) => [`p${i}@example.com`, `P${i}`]);
     const uploadId = await insertUpload(id, ["email", "name"], rows, 100);
-    const workflowId = await insertWorkflow(id, {
-      nodes: [
-        trigger,
-        { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-        { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "Hello {{item.name}}", body: "x" } },
-      ],
-      edges: [
-        { source: "t", target: "src" },
-        { source: "src", target: "out" },
-      ],
-    });
+    const workflowId = await insertWorkflow(id, emailEveryRowGraph(uploadId, { subject: "Hello {{item.name}}", body: "x" }));
     const { body: enqueued } = await enqueue(token, workflowId);
 
     const doomed = new EmbeddedExecutor({ getDb, concurrency: 1, sweepIntervalMs: 3_600_000, step: crashingStep(() => enqueued.runId) });
