@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts";
 import { createdAt, ts } from "./columns";
 import { workflows } from "./workflows";
@@ -7,6 +7,10 @@ import { workflows } from "./workflows";
 export type RunStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED";
 export type NodeStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED" | "SKIPPED";
 export type RunResult = { emailsSent: number; filteredOut: number; totalRows: number };
+/** How a run was started (CONTRACT 12). */
+export type RunTrigger = "manual" | "schedule" | "hook" | "retry" | "send";
+/** A preview renders and records every email but sends none (CONTRACT 11). */
+export type RunMode = "live" | "preview";
 
 export const runs = pgTable("runs", {
   id: text("id").primaryKey(),
@@ -25,6 +29,20 @@ export const runs = pgTable("runs", {
   completedAt: ts("completed_at"),
   /** Heartbeat of the executor holding the run; lets a restarted process resume it. */
   heartbeatAt: ts("heartbeat_at"),
+  trigger: text("trigger").$type<RunTrigger>().notNull().default("manual"),
+  mode: text("mode").$type<RunMode>().notNull().default("live"),
+  /** Preview `until`: only this node and its ancestors execute; every other node is SKIPPED. */
+  untilNodeId: text("until_node_id"),
+  /** The FAILED run this one retries (its successful nodes are reused). */
+  retryOf: text("retry_of"),
+  /** The SUCCESS preview this live run sends (its node outputs are reused). */
+  sendOf: text("send_of"),
+  /** The first run of a retry chain (null: this run is its own root); the send ledger is keyed by it. */
+  chainRootId: text("chain_root_id"),
+  /** An inbound hook's JSON body: the TRIGGER node's output is `{ body }` for this run. */
+  triggerBody: jsonb("trigger_body").$type<unknown>(),
+  /** Set by POST …/cancel on a RUNNING run; the engine stops at its next node or batch boundary. */
+  cancelRequestedAt: ts("cancel_requested_at"),
 }, (t) => [
   uniqueIndex("runs_seq_key").on(t.seq),
   index("runs_workflow_queue_idx").on(t.workflowId, t.status, t.seq),
@@ -42,6 +60,10 @@ export const nodeResults = pgTable("node_results", {
   error: text("error"),
   itemsIn: integer("items_in"),
   itemsOut: integer("items_out"),
+  /** Copied from the run this one reuses (retry, send of a preview): not executed again. */
+  reused: boolean("reused").notNull().default(false),
+  /** A running OUTPUT node's `{ sent, total }`. */
+  progress: jsonb("progress").$type<{ sent: number; total: number }>(),
   startedAt: ts("started_at"),
   completedAt: ts("completed_at"),
 }, (t) => [primaryKey({ columns: [t.runId, t.nodeId] })]);

@@ -1,7 +1,7 @@
 import "server-only";
-import { eq } from "drizzle-orm";
-import type { Db } from "@/db/client";
-import { runs, type NodeStatus } from "@/db/schema";
+import { sql } from "drizzle-orm";
+import { execRows, type Db } from "@/db/client";
+import type { NodeStatus } from "@/db/schema";
 import { compileExpression, ExpressionError, isTruthy } from "@/lib/graph/expressions";
 import { decideNode, outgoingEdges, topologicalOrder } from "@/lib/graph/plan";
 import type { Graph, GraphEdge, GraphNode } from "@/lib/graph/schema";
@@ -13,7 +13,7 @@ import { markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow, star
 import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
 import { claimNextRun, heartbeat, type ClaimedRunInfo } from "./queue";
 import { appendRunLog } from "./run-log";
-import { buildRuntime, namedOutputs, type RunInfo } from "./runtime";
+import { buildRuntime, namedOutputs, RUN_INFO_COLUMNS, runInfoExtras, type RunInfo, type RunInfoRow } from "./runtime";
 
 /** The durable-step primitive: Inngest's `step`, or the embedded executor's plain call. */
 export type Step = { run<T>(id: string, fn: () => Promise<T>): Promise<T> };
@@ -50,7 +50,7 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
   const { db } = deps;
   // A run this process has just claimed comes with its snapshot (and a fresh heartbeat): no read, no beat yet.
   const run = claimed
-    ? { runId, workflowId: claimed.workflowId, accountId: claimed.accountId, graph: claimed.graph, version: claimed.version, status: "RUNNING" }
+    ? { ...claimed, runId, status: "RUNNING" }
     : await loadRun(db, runId);
   if (!run || run.status !== "RUNNING") return;
   if (claimed) noteBeat(runId);
@@ -237,18 +237,18 @@ async function deadTargets(db: Db, run: RunInfo, node: GraphNode, ownOutput?: Re
 }
 
 async function loadRun(db: Db, runId: string): Promise<(RunInfo & { version: number; status: string }) | undefined> {
-  const [row] = await db
-    .select({
-      id: runs.id,
-      workflowId: runs.workflowId,
-      accountId: runs.accountId,
-      graph: runs.graph,
-      version: runs.workflowVersion,
-      status: runs.status,
-    })
-    .from(runs)
-    .where(eq(runs.id, runId));
+  const [row] = await execRows<{ id: string; workflow_id: string; account_id: string; graph: unknown; workflow_version: number; status: string } & RunInfoRow>(
+    db,
+    sql`select id, workflow_id, account_id, graph, workflow_version, status, ${sql.raw(RUN_INFO_COLUMNS)} from runs where id = ${runId}`,
+  );
   if (!row) return undefined;
-  return { runId: row.id, workflowId: row.workflowId, accountId: row.accountId, graph: row.graph as Graph, version: row.version, status: row.status };
+  return {
+    runId: row.id,
+    workflowId: row.workflow_id,
+    accountId: row.account_id,
+    graph: row.graph as Graph,
+    version: Number(row.workflow_version),
+    status: row.status,
+    ...runInfoExtras(row),
+  };
 }
-

@@ -2,6 +2,7 @@ import "server-only";
 import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { Graph } from "@/lib/graph/schema";
+import { RUN_INFO_COLUMNS, runInfoExtras, type RunInfo, type RunInfoRow } from "./runtime";
 
 /** Seconds without a heartbeat after which a RUNNING run is taken to belong to a dead process. */
 export const STALE_HEARTBEAT_SECONDS = 60;
@@ -10,7 +11,7 @@ export const HEARTBEAT_INTERVAL_MS = 10_000;
 export type ClaimedRun = { runId: string; workflowId: string };
 
 /** The claimed run's snapshot, read by the claim itself (the embedded executor; an Inngest step result stays small). */
-export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; version: number };
+export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; version: number } & Omit<RunInfo, "runId" | "workflowId" | "accountId" | "graph">;
 
 /**
  * Claims the oldest PENDING run (lowest seq) of the workflow, only while no run of that workflow is RUNNING.
@@ -25,11 +26,13 @@ export async function claimNextRun(db: Db, workflowId: string): Promise<ClaimedR
 
 /** `claimNextRun` that also returns the run's snapshot, saving the executor a read of the row it just updated. */
 export async function claimNextRunWithInfo(db: Db, workflowId: string): Promise<ClaimedRunInfo | null> {
-  const row = await claim(db, workflowId, sql`id, account_id, graph, workflow_version, heartbeat_at::text as beat`);
-  return row ? { runId: row.id, workflowId, accountId: row.account_id!, graph: row.graph as Graph, version: Number(row.workflow_version) } : null;
+  const row = await claim(db, workflowId, sql`id, account_id, graph, workflow_version, heartbeat_at::text as beat, ${sql.raw(RUN_INFO_COLUMNS)}`);
+  return row
+    ? { runId: row.id, workflowId, accountId: row.account_id!, graph: row.graph as Graph, version: Number(row.workflow_version), ...runInfoExtras(row) }
+    : null;
 }
 
-type ClaimRow = { id: string; beat: string; account_id?: string; graph?: unknown; workflow_version?: number };
+type ClaimRow = { id: string; beat: string; account_id?: string; graph?: unknown; workflow_version?: number } & RunInfoRow;
 
 async function claim(db: Db, workflowId: string, returning: SQL): Promise<ClaimRow | null> {
   try {

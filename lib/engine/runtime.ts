@@ -1,13 +1,42 @@
 import "server-only";
 import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { nodeResults, type NodeStatus } from "@/db/schema";
+import { nodeResults, type NodeStatus, type RunMode, type RunTrigger } from "@/db/schema";
 import type { Graph, GraphNode } from "@/lib/graph/schema";
 import type { NodeRuntime, NodeState } from "@/lib/nodes/types";
 import { loadOutputs } from "./node-store";
 import { appendRunLog } from "./run-log";
 
-export type RunInfo = { runId: string; workflowId: string; accountId: string; graph: Graph };
+export type RunInfo = {
+  runId: string;
+  workflowId: string;
+  accountId: string;
+  graph: Graph;
+  /** Part two (CONTRACT 11–13); absent fields read as a live, manual run that is its own chain root. */
+  mode?: RunMode;
+  trigger?: RunTrigger;
+  untilNodeId?: string | null;
+  /** The run whose send ledger this run shares: the first run of its retry chain (itself when not a retry). */
+  ledgerRunId?: string;
+  /** An inbound hook's body (the TRIGGER's output is `{ body }`); undefined for other triggers. */
+  triggerBody?: unknown;
+};
+
+/** The columns of `runs` that make a RunInfo's part-two fields (selected by the claim and by loadRun). */
+export const RUN_INFO_COLUMNS = "mode, trigger, until_node_id, coalesce(chain_root_id, id) as ledger_run_id, trigger_body";
+
+export type RunInfoRow = { mode?: string; trigger?: string; until_node_id?: string | null; ledger_run_id?: string; trigger_body?: unknown };
+
+/** The part-two fields of RunInfo from a row selected with RUN_INFO_COLUMNS. */
+export function runInfoExtras(row: RunInfoRow): Pick<RunInfo, "mode" | "trigger" | "untilNodeId" | "ledgerRunId" | "triggerBody"> {
+  return {
+    mode: (row.mode ?? "live") as RunMode,
+    trigger: (row.trigger ?? "manual") as RunTrigger,
+    untilNodeId: row.until_node_id ?? null,
+    ledgerRunId: row.ledger_run_id,
+    triggerBody: row.trigger_body ?? undefined,
+  };
+}
 
 /**
  * Ids of the graph's nodes that `text` may name. Templates and expressions can only reach a node by writing its
@@ -43,6 +72,10 @@ export async function buildRuntime(db: Db, run: RunInfo, node: GraphNode): Promi
     workflowId: run.workflowId,
     accountId: run.accountId,
     graph: run.graph,
+    mode: run.mode ?? "live",
+    trigger: run.trigger ?? "manual",
+    ledgerRunId: run.ledgerRunId ?? run.runId,
+    triggerBody: run.triggerBody,
     nodeState: (id) => states.get(id),
     nodeOutputs: () => nodeOutputs,
     templateContext: (field, item) => ({

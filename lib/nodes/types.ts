@@ -1,5 +1,5 @@
 import type { Db } from "@/db/client";
-import type { NodeStatus } from "@/db/schema";
+import type { NodeStatus, RunMode, RunTrigger } from "@/db/schema";
 import type { Graph, GraphNode, NodeType } from "@/lib/graph/schema";
 import type { TemplateContext } from "@/lib/graph/templates";
 import type { LogLevel } from "@/lib/engine/run-log";
@@ -15,6 +15,13 @@ export type NodeRuntime = {
   workflowId: string;
   accountId: string;
   graph: Graph;
+  /** `preview`: OUTPUT renders and records every email but sends none (CONTRACT 11). */
+  mode: RunMode;
+  trigger: RunTrigger;
+  /** The run whose send ledger this run shares (the first run of its retry chain; the run itself otherwise). */
+  ledgerRunId: string;
+  /** An inbound hook's JSON body (TRIGGER output `{ body }`); undefined for other triggers. */
+  triggerBody: unknown;
   /** Status and (for SUCCESS) output of the nodes this node's data names. */
   nodeState(id: string): NodeState | undefined;
   /** Outputs of SUCCESS nodes, keyed by id (the `nodes` scope of expressions). */
