@@ -6,7 +6,7 @@ import { defineConfig } from "@playwright/test";
 // PW_BASE_URL points the specs at a server you already run (e.g. `next dev -p 3200`); otherwise Playwright
 // starts the production build (`next build` first) on port 3300 with a fresh data directory.
 const externalBaseUrl = process.env.PW_BASE_URL;
-const port = 3300;
+const port = Number(process.env.PW_PORT ?? 3300);
 
 export default defineConfig({
   testDir: "./e2e",
