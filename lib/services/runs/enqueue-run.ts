@@ -1,7 +1,7 @@
 import "server-only";
 import { and, eq, gt, sql } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
-import { idempotencyKeys, runs, type RunStatus } from "@/db/schema";
+import { idempotencyKeys, runs, type RunMode, type RunStatus, type RunTrigger } from "@/db/schema";
 import { getConfig } from "@/lib/config";
 import { accountForAccessToken } from "@/lib/auth/authenticate";
 import { verifyAccessToken } from "@/lib/auth/tokens";
@@ -17,6 +17,18 @@ export type EnqueuedRun = { runId: string; workflowId: string; status: RunStatus
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/** How the run starts (CONTRACT 11–13); everything absent is a live, manual run of the whole graph. */
+export type RunOptions = {
+  trigger?: RunTrigger;
+  mode?: RunMode;
+  /** Preview `until`: only this node and its ancestors execute. */
+  untilNodeId?: string;
+  /** An inbound hook's JSON body (the TRIGGER's output becomes `{ body }`). */
+  triggerBody?: unknown;
+  /** Idempotency keys of different senders never collide: "run" for POST …/run, e.g. "hook:<hookId>" for hooks. */
+  idempotencyScope?: string;
+};
+
 class IdempotencyRace extends Error {}
 
 /**
@@ -27,13 +39,14 @@ export async function enqueueRun(
   accountId: string,
   workflowId: string,
   idempotencyKey: string | undefined,
+  options: RunOptions = {},
 ): Promise<{ run: EnqueuedRun; headers: Record<string, string> }> {
   const limit = await consumeRateLimit(`run:${accountId}`, getConfig().runRateLimitPerMinute, 60);
   assertWithinLimit(limit, `At most ${limit.limit} runs may be enqueued per minute: wait ${limit.resetSeconds} s and try again.`);
   const headers = rateLimitHeaders(limit);
   if (idempotencyKey !== undefined) validateKey(idempotencyKey);
   const db = await getDb();
-  const { run, created } = await insertRun(db, accountId, workflowId, idempotencyKey);
+  const { run, created } = await insertRun(db, accountId, workflowId, idempotencyKey, options);
   if (created) wake(workflowId);
   return { run, headers };
 }
@@ -124,12 +137,15 @@ function validateKey(key: string): void {
  * Snapshots the workflow into a new run in one statement (INSERT … SELECT): no read-then-write window, and one
  * round trip on the hot path. Zero rows means no such workflow on this account.
  */
-async function insertSnapshot(db: Db, accountId: string, workflowId: string): Promise<EnqueuedRun> {
+async function insertSnapshot(db: Db, accountId: string, workflowId: string, options: RunOptions = {}): Promise<EnqueuedRun> {
   const id = newId("run");
+  const body = options.triggerBody === undefined ? null : JSON.stringify(options.triggerBody);
   const [row] = await execRows<{ enqueued_at: string | Date }>(
     db,
-    sql`insert into runs (id, workflow_id, account_id, workflow_version, graph)
-        select ${id}, w.id, w.account_id, w.version, w.graph from workflows w
+    sql`insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body)
+        select ${id}, w.id, w.account_id, w.version, w.graph, ${options.trigger ?? "manual"}, ${options.mode ?? "live"},
+               ${options.untilNodeId ?? null}, ${body}::jsonb
+        from workflows w
         where w.id = ${workflowId} and w.account_id = ${accountId} and w.deleted_at is null
         returning enqueued_at`,
   );
@@ -142,22 +158,24 @@ async function insertRun(
   accountId: string,
   workflowId: string,
   key: string | undefined,
+  options: RunOptions,
 ): Promise<{ run: EnqueuedRun; created: boolean }> {
-  if (key === undefined) return { run: await insertSnapshot(db, accountId, workflowId), created: true };
+  if (key === undefined) return { run: await insertSnapshot(db, accountId, workflowId, options), created: true };
+  const scope = options.idempotencyScope ?? "run";
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       return await db.transaction(async (txn) => {
         const tx = txn as unknown as Db;
-        const existing = await findKeyedRun(tx, accountId, key);
+        const existing = await findKeyedRun(tx, accountId, scope, key);
         if (existing && existing.workflowId !== workflowId) {
           throw new AppError("conflict", "This Idempotency-Key was already used to run another workflow: use a new key.");
         }
         if (existing) return { run: existing, created: false };
-        const run = await insertSnapshot(tx, accountId, workflowId);
+        const run = await insertSnapshot(tx, accountId, workflowId, options);
         // An expired key is replaced; a concurrent request with the same key makes this insert do nothing.
         const claimed = await tx
           .insert(idempotencyKeys)
-          .values({ accountId, scope: "run", key, resourceId: run.runId })
+          .values({ accountId, scope, key, resourceId: run.runId })
           .onConflictDoUpdate({
             target: [idempotencyKeys.accountId, idempotencyKeys.scope, idempotencyKeys.key],
             set: { resourceId: run.runId, createdAt: sql`now()` },
@@ -174,7 +192,7 @@ async function insertRun(
   throw new AppError("conflict", "Another request with the same Idempotency-Key is in progress: retry it.");
 }
 
-async function findKeyedRun(db: Db, accountId: string, key: string): Promise<EnqueuedRun | undefined> {
+async function findKeyedRun(db: Db, accountId: string, scope: string, key: string): Promise<EnqueuedRun | undefined> {
   const [row] = await db
     .select({ runId: runs.id, workflowId: runs.workflowId, status: runs.status, enqueuedAt: runs.enqueuedAt })
     .from(idempotencyKeys)
@@ -182,7 +200,7 @@ async function findKeyedRun(db: Db, accountId: string, key: string): Promise<Enq
     .where(
       and(
         eq(idempotencyKeys.accountId, accountId),
-        eq(idempotencyKeys.scope, "run"),
+        eq(idempotencyKeys.scope, scope),
         eq(idempotencyKeys.key, key),
         gt(idempotencyKeys.createdAt, new Date(Date.now() - IDEMPOTENCY_WINDOW_MS)),
       ),
