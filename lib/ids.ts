@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 
-export type IdPrefix = "usr" | "wf" | "run" | "upl" | "whk" | "otp" | "rt" | "fam" | "msg" | "eml" | "dlv" | "ost";
+export type IdPrefix = "usr" | "wf" | "run" | "upl" | "whk" | "otp" | "rt" | "fam" | "msg" | "eml" | "dlv" | "ost" | "hook";
 
 /** Opaque, unguessable ids: a kind prefix and 128 random bits in base64url (never sequential). */
 export function newId(prefix: IdPrefix): string {

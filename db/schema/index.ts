@@ -4,3 +4,6 @@ export * from "./workflows";
 export * from "./runs";
 export * from "./messaging";
 export * from "./google";
+export * from "./sending";
+export * from "./triggers";
+export * from "./tus-uploads";

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, jsonb, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts";
 import { createdAt, ts } from "./columns";
@@ -13,7 +14,14 @@ export const workflows = pgTable("workflows", {
   updatedAt: ts("updated_at").notNull().defaultNow(),
   /** Soft delete: runs keep pointing at the workflow and stay readable. */
   deletedAt: ts("deleted_at"),
-}, (t) => [index("workflows_account_idx").on(t.accountId, t.updatedAt)]);
+  /** `{ cron, timezone, enabled }` or null (CONTRACT 13). */
+  schedule: jsonb("schedule").$type<{ cron: string; timezone: string; enabled: boolean } | null>(),
+  /** The next slot the schedule is due (null: no schedule or disabled); the sweep looks for rows at or before now. */
+  scheduleNextAt: ts("schedule_next_at"),
+}, (t) => [
+  index("workflows_account_idx").on(t.accountId, t.updatedAt),
+  index("workflows_schedule_due_idx").on(t.scheduleNextAt).where(sql`schedule_next_at is not null and deleted_at is null`),
+]);
 
 export const workflowVersions = pgTable("workflow_versions", {
   workflowId: text("workflow_id").notNull().references(() => workflows.id, { onDelete: "cascade" }),

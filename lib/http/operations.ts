@@ -2,6 +2,7 @@ import type { OperationSpec } from "./openapi";
 import { systemOperations } from "@/lib/schemas/system";
 import { integrationsOperations } from "@/lib/schemas/integrations";
 import { webhooksOperations } from "@/lib/schemas/webhooks";
+import { triggerOperations } from "@/lib/schemas/triggers";
 import { runsOperations } from "@/lib/schemas/runs";
 import { uploadOperations } from "@/lib/schemas/uploads";
 import { workflowOperations } from "@/lib/schemas/workflows";
@@ -11,4 +12,4 @@ import { accountOperations } from "@/lib/schemas/accounts";
  * Every operation of the API, for /api/openapi.json. Each domain keeps its list beside its zod schemas
  * (lib/schemas/<domain>.ts) and adds one line here.
  */
-export const allOperations: OperationSpec[] = [...systemOperations, ...accountOperations, ...uploadOperations, ...workflowOperations, ...runsOperations, ...integrationsOperations, ...webhooksOperations];
+export const allOperations: OperationSpec[] = [...systemOperations, ...accountOperations, ...uploadOperations, ...workflowOperations, ...runsOperations, ...integrationsOperations, ...webhooksOperations, ...triggerOperations];

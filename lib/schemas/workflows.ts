@@ -2,6 +2,7 @@ import { z } from "zod";
 import { graphSchema } from "@/lib/graph/schema";
 import type { OperationSpec } from "@/lib/http/openapi";
 import { paginationQuery } from "@/lib/http/pagination";
+import { nextRunAtSchema, scheduleInput, scheduleSchema } from "./triggers";
 
 export const workflowIdParams = z.object({ workflowId: z.string() });
 
@@ -17,10 +18,15 @@ export const workflowName = z
  */
 const graphInput = z.unknown().refine((value) => value !== undefined, { message: "The graph is required" });
 
-export const createWorkflowBody = z.strictObject({ name: workflowName, graph: graphInput });
-export const updateWorkflowBody = z.strictObject({ name: workflowName.optional(), graph: graphInput.optional() });
+export const createWorkflowBody = z.strictObject({ name: workflowName, graph: graphInput, schedule: scheduleInput.optional() });
+export const updateWorkflowBody = z.strictObject({ name: workflowName.optional(), graph: graphInput.optional(), schedule: scheduleInput.optional() });
 export const validateGraphBody = z.strictObject({ graph: graphInput });
 export const listWorkflowsQuery = z.strictObject(paginationQuery);
+export const listWorkflowVersionsQuery = z.strictObject(paginationQuery);
+export const workflowVersionParams = z.object({
+  workflowId: z.string(),
+  version: z.string().regex(/^[1-9][0-9]{0,8}$/, "A version is a whole number from 1").transform(Number),
+});
 
 const timestamp = z.string().describe("ISO 8601 UTC");
 
@@ -31,6 +37,8 @@ export const workflowSchema = z.object({
   version: z.number().int().describe("1 at creation, +1 whenever the graph changes"),
   createdAt: timestamp,
   updatedAt: timestamp,
+  schedule: scheduleSchema,
+  nextRunAt: nextRunAtSchema,
 });
 
 export const workflowListItemSchema = z.object({
@@ -43,13 +51,27 @@ export const workflowListItemSchema = z.object({
   lastRun: z.object({ runId: z.string(), status: z.string(), enqueuedAt: timestamp }).nullable(),
 });
 
+export const workflowVersionListItemSchema = z.object({
+  version: z.number().int(),
+  name: z.string().describe("The workflow's name when this version was saved"),
+  nodeCount: z.number().int(),
+  createdAt: timestamp,
+});
+
+export const workflowVersionSchema = z.object({
+  version: z.number().int(),
+  name: z.string(),
+  graph: graphSchema.describe("The graph of this version (what runs of this version executed)"),
+  createdAt: timestamp,
+});
+
 const graphErrorSchema = z.object({ path: z.string(), code: z.string(), message: z.string(), nodeId: z.string().optional() });
 
 export const graphValidationSchema = z.object({ valid: z.boolean(), errors: z.array(graphErrorSchema) });
 
 // Documentation shapes: the same fields, with the graph described by its real schema.
-const createWorkflowDoc = z.object({ name: workflowName, graph: graphSchema });
-const updateWorkflowDoc = z.object({ name: workflowName.optional(), graph: graphSchema.optional() });
+const createWorkflowDoc = z.object({ name: workflowName, graph: graphSchema, schedule: scheduleInput.optional() });
+const updateWorkflowDoc = z.object({ name: workflowName.optional(), graph: graphSchema.optional(), schedule: scheduleInput.optional() });
 const validateGraphDoc = z.object({ graph: graphSchema });
 
 const tag = "Workflows";
@@ -64,7 +86,7 @@ export const workflowOperations: OperationSpec[] = [
     auth: true,
     body: createWorkflowDoc,
     responses: { 201: { description: "Created", schema: workflowSchema } },
-    errors: ["invalid_graph", "validation_failed", "payload_too_large"],
+    errors: ["invalid_graph", "invalid_schedule", "validation_failed", "payload_too_large"],
   },
   {
     method: "get",
@@ -107,7 +129,7 @@ export const workflowOperations: OperationSpec[] = [
     auth: true,
     body: updateWorkflowDoc,
     responses: { 200: { description: "The updated workflow", schema: workflowSchema } },
-    errors: ["not_found", "invalid_graph", "validation_failed", "payload_too_large"],
+    errors: ["not_found", "invalid_graph", "invalid_schedule", "validation_failed", "payload_too_large"],
   },
   {
     method: "delete",
@@ -117,6 +139,37 @@ export const workflowOperations: OperationSpec[] = [
     tag,
     auth: true,
     responses: { 204: { description: "Deleted" } },
+    errors: ["not_found"],
+  },
+  {
+    method: "get",
+    path: "/api/workflows/:workflowId/versions",
+    operationId: "listWorkflowVersions",
+    summary: "The stored versions of a workflow's graph, newest first (restore one by PATCHing its graph)",
+    tag,
+    auth: true,
+    query: listWorkflowVersionsQuery,
+    responses: { 200: { description: "A page of versions", schema: z.object({ items: z.array(workflowVersionListItemSchema), nextCursor: z.string().nullable() }) } },
+    errors: ["not_found", "validation_failed"],
+  },
+  {
+    method: "get",
+    path: "/api/workflows/:workflowId/versions/:version",
+    operationId: "getWorkflowVersion",
+    summary: "One version of a workflow: its name and graph (runs name it as workflowVersion)",
+    tag,
+    auth: true,
+    responses: { 200: { description: "The version", schema: workflowVersionSchema } },
+    errors: ["not_found", "validation_failed"],
+  },
+  {
+    method: "post",
+    path: "/api/workflows/:workflowId/duplicate",
+    operationId: "duplicateWorkflow",
+    summary: "Copy a workflow as \"Copy of <name>\" with the same graph (version 1, no schedule, no hooks)",
+    tag,
+    auth: true,
+    responses: { 201: { description: "The new workflow", schema: workflowSchema } },
     errors: ["not_found"],
   },
   {

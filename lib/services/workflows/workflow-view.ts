@@ -1,9 +1,11 @@
 import type { workflows } from "@/db/schema";
+import { nowDate } from "@/lib/clock";
+import { nextRunAt } from "@/lib/services/schedules/schedule-columns";
 
 type WorkflowRow = typeof workflows.$inferSelect;
 
 /** The API shape of a workflow (CONTRACT.md section 4). */
-export function toWorkflowView(row: Pick<WorkflowRow, "id" | "name" | "graph" | "version" | "createdAt" | "updatedAt">) {
+export function toWorkflowView(row: Pick<WorkflowRow, "id" | "name" | "graph" | "version" | "createdAt" | "updatedAt"> & Partial<Pick<WorkflowRow, "schedule">>) {
   return {
     id: row.id,
     name: row.name,
@@ -11,6 +13,8 @@ export function toWorkflowView(row: Pick<WorkflowRow, "id" | "name" | "graph" | 
     version: row.version,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    schedule: row.schedule ?? null,
+    nextRunAt: nextRunAt(row.schedule, nowDate()),
   };
 }
 

@@ -1,0 +1,30 @@
+import "server-only";
+import { AppError } from "@/lib/http/errors";
+import { nextSlot, scheduleProblems, type Schedule } from "./schedule-rules";
+
+export type ScheduleInput = { cron: string; timezone?: string; enabled?: boolean } | null;
+
+/**
+ * The workflow columns for a schedule given in POST or PATCH /api/workflows, or 422 `invalid_schedule` listing every
+ * problem. The first slot is the first one strictly after `now`: a schedule saved at 09:00:30 for "every minute"
+ * first runs at 09:01, never for a slot that already passed.
+ */
+export function scheduleColumns(input: ScheduleInput, now: Date): { schedule: Schedule | null; scheduleNextAt: Date | null } {
+  if (input === null) return { schedule: null, scheduleNextAt: null };
+  const schedule: Schedule = { cron: input.cron.trim().replace(/\s+/g, " "), timezone: (input.timezone ?? "UTC").trim(), enabled: input.enabled ?? true };
+  const problems = scheduleProblems(schedule);
+  if (problems.length > 0) {
+    throw new AppError("invalid_schedule", problems.map((p) => p.message).join(" "), { errors: problems });
+  }
+  return { schedule, scheduleNextAt: schedule.enabled ? nextSlot(schedule, now) : null };
+}
+
+/** `nextRunAt` of the workflow view: the next slot after now, or null without an enabled schedule. */
+export function nextRunAt(schedule: Schedule | null | undefined, now: Date): string | null {
+  if (!schedule?.enabled) return null;
+  try {
+    return nextSlot(schedule, now)?.toISOString() ?? null;
+  } catch {
+    return null;
+  }
+}
