@@ -44,10 +44,54 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 function assertSameOrigin(req: Request): void {
   if (SAFE_METHODS.has(req.method.toUpperCase())) return;
   const origin = req.headers.get("origin");
-  const allowed = [new URL(req.url).origin, new URL(getConfig().appUrl).origin];
-  if (!origin || !allowed.includes(origin)) {
+  if (!origin || !acceptedOrigins(req).some((allowed) => sameOrigin(origin, allowed))) {
     throw new AppError("forbidden", "Requests signed in with the session cookie must come from this site (Origin header).");
   }
+}
+
+/**
+ * The origins this request may come from: the configured APP_URL, the request URL, and the address the browser
+ * actually used — its Host header (a cross-site page cannot set Host to ours while sending its own Origin, so
+ * Origin = Host is the classic CSRF check), and behind our own proxy (TRUST_PROXY=true) X-Forwarded-Host/-Proto.
+ */
+function acceptedOrigins(req: Request): string[] {
+  const config = getConfig();
+  const url = new URL(req.url);
+  const origins = [url.origin, new URL(config.appUrl).origin];
+  const host = req.headers.get("host");
+  if (host) origins.push(`${url.protocol}//${host}`);
+  if (config.trustProxy) {
+    const forwardedHost = firstValue(req.headers.get("x-forwarded-host"));
+    const forwardedProto = firstValue(req.headers.get("x-forwarded-proto"));
+    const protocol = forwardedProto === "https" || forwardedProto === "http" ? `${forwardedProto}:` : url.protocol;
+    if (forwardedHost) origins.push(`${protocol}//${forwardedHost}`);
+    if (host) origins.push(`${protocol}//${host}`);
+  }
+  return origins;
+}
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Same scheme, host and port; outside production, localhost, 127.0.0.1 and [::1] count as one host (a dev server
+ * reports its URL as localhost whichever address was typed). Malformed origins never match.
+ */
+function sameOrigin(origin: string, allowed: string): boolean {
+  let a: URL, b: URL;
+  try {
+    a = new URL(origin);
+    b = new URL(allowed);
+  } catch {
+    return false;
+  }
+  if (a.origin === "null" || a.protocol !== b.protocol || a.port !== b.port) return false;
+  if (a.hostname === b.hostname) return true;
+  return getConfig().nodeEnv !== "production" && LOOPBACK.has(a.hostname) && LOOPBACK.has(b.hostname);
+}
+
+function firstValue(header: string | null): string | undefined {
+  const value = header?.split(",")[0]?.trim();
+  return value || undefined;
 }
 
 async function loadAccount(accountId: string, issuedAtMs: number, revokedDetail: string): Promise<AuthenticatedAccount> {

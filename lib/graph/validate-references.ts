@@ -2,6 +2,7 @@
 import type { NodeType } from "./schema";
 import { TemplateSyntaxError, isLoneTemplate, templateRefs } from "./templates";
 import { ExpressionSyntaxError, compileExpression } from "./expressions";
+import { notAListProblem } from "./list-shapes";
 
 export type NodeInfo = { index: number; id?: string; type?: NodeType; data?: Record<string, unknown> };
 export type EdgeInfo = { index: number; source: string; target: string; condition?: string };
@@ -51,10 +52,15 @@ function checkTemplate(
   const field = path.slice(path.lastIndexOf(".") + 1);
   if (kind === "lone" && !isLoneTemplate(text)) {
     report("invalid_template", path, `${field} must be exactly one template naming a list, such as {{src.rows}}`, nodeId);
+  } else if (kind === "lone" && refs.length === 1 && upstream.has(refs[0].root)) {
+    const problem = notAListProblem(byId.get(refs[0].root)!, refs[0]);
+    if (problem) report("not_a_list", path, problem, nodeId);
   }
   for (const ref of refs) {
     if (ref.root === "item") {
       if (kind !== "item") report("invalid_template", path, `${ref.raw}: item only exists in an OUTPUT node's to, subject and body`, nodeId);
+    } else if (ref.root === "unsubscribeUrl" && ref.path.length === 0) {
+      if (kind !== "item" || field !== "body") report("invalid_template", path, `${ref.raw} only exists in an OUTPUT node's body`, nodeId);
     } else if (!byId.has(ref.root)) {
       report("unknown_template_ref", path, `${ref.raw} names node "${ref.root}", which does not exist`, nodeId);
     } else if (!upstream.has(ref.root)) {

@@ -11,6 +11,9 @@ import * as workflowsRoute from "@/app/api/workflows/route";
 import * as workflowRoute from "@/app/api/workflows/[workflowId]/route";
 import * as enqueueRoute from "@/app/api/workflows/[workflowId]/run/route";
 import * as runsRoute from "@/app/api/workflows/[workflowId]/runs/route";
+import * as versionsRoute from "@/app/api/workflows/[workflowId]/versions/route";
+import * as versionRoute from "@/app/api/workflows/[workflowId]/versions/[version]/route";
+import * as duplicateRoute from "@/app/api/workflows/[workflowId]/duplicate/route";
 import * as runRoute from "@/app/api/workflows/runs/[runId]/route";
 import * as nodeOutputRoute from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/output/route";
 import { createTestAccount } from "@/test/support/accounts";
@@ -57,6 +60,18 @@ const PROBES: Record<string, Probe> = {
   "GET workflows/[workflowId]/runs": {
     handler: runsRoute.GET,
     options: (ids) => ({ path: `/api/workflows/${ids.workflowId}/runs`, params: { workflowId: ids.workflowId } }),
+  },
+  "GET workflows/[workflowId]/versions": {
+    handler: versionsRoute.GET,
+    options: (ids) => ({ path: `/api/workflows/${ids.workflowId}/versions`, params: { workflowId: ids.workflowId } }),
+  },
+  "GET workflows/[workflowId]/versions/[version]": {
+    handler: versionRoute.GET,
+    options: (ids) => ({ path: `/api/workflows/${ids.workflowId}/versions/1`, params: { workflowId: ids.workflowId, version: "1" } }),
+  },
+  "POST workflows/[workflowId]/duplicate": {
+    handler: duplicateRoute.POST,
+    options: (ids) => ({ method: "POST", path: `/api/workflows/${ids.workflowId}/duplicate`, params: { workflowId: ids.workflowId } }),
   },
   "GET workflows/runs/[runId]": {
     handler: runRoute.GET,

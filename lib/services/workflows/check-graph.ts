@@ -2,6 +2,7 @@ import "server-only";
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { googleLinks, uploads } from "@/db/schema";
+import { itemColumnProblems, type UploadColumns } from "@/lib/graph/list-shapes";
 import { validateGraph, type GraphError } from "@/lib/graph/validate";
 import { AppError } from "@/lib/http/errors";
 
@@ -19,7 +20,8 @@ export async function checkGraph(db: Db, accountId: string, input: unknown): Pro
   // An oversized graph is refused on its size alone: no per-node database work for 10,000 nodes.
   if (result.errors.some((error) => error.code === "too_large")) return { valid: false, errors: result.errors };
   const refs = dataSourceRefs(input);
-  const errors = [...result.errors, ...(await checkUploads(db, accountId, refs)), ...(await checkDrive(db, accountId, refs))];
+  const live = await liveUploads(db, accountId, refs);
+  const errors = [...result.errors, ...uploadErrors(refs, live), ...columnErrors(input, live), ...(await checkDrive(db, accountId, refs))];
   return { valid: errors.length === 0, errors };
 }
 
@@ -51,18 +53,27 @@ function dataSourceRefs(input: unknown): DataSourceRef[] {
   return refs;
 }
 
-async function checkUploads(db: Db, accountId: string, refs: DataSourceRef[]): Promise<GraphError[]> {
+/** The account's live uploads among those the graph names, with their file names and columns. */
+async function liveUploads(db: Db, accountId: string, refs: DataSourceRef[]): Promise<Map<string, UploadColumns>> {
   const wanted = [...new Set(refs.flatMap((ref) => (ref.uploadId && ref.uploadId.length <= MAX_ID_LENGTH ? [ref.uploadId] : [])))];
   const found = wanted.length
     ? await db
-        .select({ id: uploads.id })
+        .select({ id: uploads.id, filename: uploads.filename, columns: uploads.columns })
         .from(uploads)
         .where(and(inArray(uploads.id, wanted), eq(uploads.accountId, accountId), eq(uploads.source, "upload"), isNull(uploads.deletedAt)))
     : [];
-  const live = new Set(found.map((row) => row.id));
+  return new Map(found.map((row) => [row.id, { filename: row.filename, columns: row.columns }]));
+}
+
+function uploadErrors(refs: DataSourceRef[], live: Map<string, UploadColumns>): GraphError[] {
   return refs
     .filter((ref) => ref.uploadId !== undefined && !live.has(ref.uploadId))
     .map((ref) => graphError(ref, "unknown_upload", `Upload ${shorten(ref.uploadId!)} does not exist (or was deleted)`));
+}
+
+/** `{{item.x}}` naming a column the upload feeding the OUTPUT does not have: knowable now, not only at run time. */
+function columnErrors(input: unknown, live: Map<string, UploadColumns>): GraphError[] {
+  return itemColumnProblems(input, live).map((p) => ({ path: p.path, code: "unknown_column", message: p.message, nodeId: p.nodeId }));
 }
 
 async function checkDrive(db: Db, accountId: string, refs: DataSourceRef[]): Promise<GraphError[]> {

@@ -1,0 +1,36 @@
+import "server-only";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { workflowVersions } from "@/db/schema";
+import { AppError } from "@/lib/http/errors";
+import { decodeCursor, page } from "@/lib/http/pagination";
+import { findOwnWorkflow } from "./get-workflow";
+
+const nodeCount = sql<number>`case when jsonb_typeof(${workflowVersions.graph}->'nodes') = 'array' then jsonb_array_length(${workflowVersions.graph}->'nodes') else 0 end`.mapWith(Number);
+
+/** GET /api/workflows/:id/versions: every stored graph of the workflow, newest first (keyset cursor on the version). */
+export async function listWorkflowVersions(accountId: string, workflowId: string, query: { limit: number; cursor?: string }) {
+  const db = await getDb();
+  await findOwnWorkflow(db, accountId, workflowId);
+  const cursor = decodeCursor(query.cursor);
+  const before = cursor ? cursorVersion(cursor.k) : undefined;
+  const rows = await db
+    .select({ version: workflowVersions.version, name: workflowVersions.name, nodeCount, createdAt: workflowVersions.createdAt })
+    .from(workflowVersions)
+    .where(and(eq(workflowVersions.workflowId, workflowId), before === undefined ? undefined : lt(workflowVersions.version, before)))
+    .orderBy(desc(workflowVersions.version))
+    .limit(query.limit + 1);
+  const result = page(rows, query.limit, (row) => ({ k: row.version, id: String(row.version) }));
+  return {
+    items: result.items.map((row) => ({ version: row.version, name: row.name, nodeCount: row.nodeCount, createdAt: row.createdAt.toISOString() })),
+    nextCursor: result.nextCursor,
+  };
+}
+
+/** A forged cursor is a 422 like every other bad cursor, never a 500. */
+function cursorVersion(k: string | number): number {
+  if (typeof k === "number" && Number.isInteger(k) && k > 0) return k;
+  throw new AppError("validation_failed", "The cursor is not valid: pass `nextCursor` from a previous page.", {
+    errors: [{ path: "query.cursor", code: "invalid_cursor", message: "Unknown cursor" }],
+  });
+}
