@@ -46,6 +46,8 @@ export default defineConfig({
           DATA_DIR: mkdtempSync(join(tmpdir(), "flowmail-e2e-")),
           AUTH_SECRET: "e2e-secret-0123456789abcdef0123456789abcdef",
           ALLOW_PRIVATE_NETWORK_TARGETS: "true",
+          // The specs read sign-up codes from the local mailbox; a production server serves it only when asked to.
+          MAILBOX_ENABLED: "true",
           APP_URL: `http://localhost:${port}`,
         },
         reuseExistingServer: false,

@@ -50,9 +50,17 @@ const envSchema = z.object({
   EMAIL_FROM: z.string().default("Flowmail <noreply@flowmail.local>"),
   RUN_RATE_LIMIT_PER_MINUTE: positiveInt(60),
   EMAIL_DAILY_QUOTA: positiveInt(10_000),
+  EMAIL_RATE_PER_SECOND: positiveInt(5),
+  EMAIL_SEND_BUDGET_MINUTES: positiveInt(30),
+  RESEND_WEBHOOK_SECRET: optionalString,
   UPLOAD_MAX_BYTES: positiveInt(50 * 1024 * 1024),
   EXECUTOR_CONCURRENCY: positiveInt(4),
   ALLOW_PRIVATE_NETWORK_TARGETS: boolish.optional(),
+  MAILBOX_ENABLED: boolish.optional(),
+  TRUST_PROXY: boolish.optional(),
+  REFRESH_TOKEN_MAX_DAYS: positiveInt(90),
+  LOGIN_ADDRESS_FAILURE_LIMIT: positiveInt(50),
+  UPLOAD_MAX_ROWS: positiveInt(1_000_000),
   VERCEL: optionalString,
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
@@ -83,7 +91,23 @@ export type Config = {
   emailFrom: string;
   runRateLimitPerMinute: number;
   emailDailyQuota: number;
+  /** Provider calls per second for workflow email, shared by every run, process and instance (CONTRACT 11). */
+  emailRatePerSecond: number;
+  /** How long an OUTPUT node keeps retrying 429/5xx answers before it fails. */
+  emailSendBudgetMinutes: number;
+  /** Svix signing secret of Resend's event webhook; unset: POST /api/integrations/resend/events answers 404. */
+  resendWebhookSecret?: string;
   uploadMaxBytes: number;
+  /** Rows per CSV (uploads, tus, Drive): more answers 422 (issue 20, point 10). */
+  uploadMaxRows: number;
+  /** MAILBOX_ENABLED=true: the local mailbox may serve in production (a private demo only: anyone can read it). */
+  mailboxEnabled: boolean;
+  /** TRUST_PROXY=true: the client address is the last X-Forwarded-For entry (set by our own proxy), not the socket's. */
+  trustProxy: boolean;
+  /** Absolute lifetime of a sign-in's refresh tokens, however often they are rotated. */
+  refreshTokenMaxDays: number;
+  /** Failed sign-ins per client address per 15 minutes, across all email addresses. */
+  loginAddressFailureLimit: number;
   executorConcurrency: number;
   allowPrivateNetworkTargets: boolean;
   onVercel: boolean;
@@ -147,7 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       dev: Boolean(e.INNGEST_DEV && e.INNGEST_DEV !== "0"),
     },
     resend: { apiKey: e.RESEND_API_KEY, baseUrl: e.RESEND_BASE_URL },
-    emailTransport: e.RESEND_API_KEY ? "resend" : "mailbox",
+    emailTransport: emailTransport(e),
     authSecret,
     encryptionKey: e.ENCRYPTION_KEY ?? authSecret,
     google: {
@@ -164,12 +188,36 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     emailFrom: e.EMAIL_FROM,
     runRateLimitPerMinute: e.RUN_RATE_LIMIT_PER_MINUTE,
     emailDailyQuota: e.EMAIL_DAILY_QUOTA,
+    emailRatePerSecond: e.EMAIL_RATE_PER_SECOND,
+    emailSendBudgetMinutes: e.EMAIL_SEND_BUDGET_MINUTES,
+    resendWebhookSecret: e.RESEND_WEBHOOK_SECRET,
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+    uploadMaxRows: e.UPLOAD_MAX_ROWS,
+    mailboxEnabled: e.MAILBOX_ENABLED ?? false,
+    trustProxy: e.TRUST_PROXY ?? false,
+    refreshTokenMaxDays: e.REFRESH_TOKEN_MAX_DAYS,
+    loginAddressFailureLimit: e.LOGIN_ADDRESS_FAILURE_LIMIT,
     executorConcurrency: e.EXECUTOR_CONCURRENCY,
     allowPrivateNetworkTargets: e.ALLOW_PRIVATE_NETWORK_TARGETS ?? e.NODE_ENV !== "production",
     onVercel,
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/**
+ * Resend with a key, else the local mailbox — which in production serves only with MAILBOX_ENABLED=true: it shows every
+ * email (sign-up codes included) to anyone who reaches the server (CONTRACT 15). `next build` runs in production mode
+ * without runtime secrets, so the refusal waits for the server's start.
+ */
+function emailTransport(e: z.infer<typeof envSchema>): "resend" | "mailbox" {
+  if (e.RESEND_API_KEY) return "resend";
+  if (e.NODE_ENV === "production" && !e.MAILBOX_ENABLED && process.env.NEXT_PHASE !== "phase-production-build") {
+    throw new ConfigError(
+      "No email transport for production: set RESEND_API_KEY (send through Resend), or MAILBOX_ENABLED=true for a private demo " +
+        "(the local mailbox lets anyone who reaches the server read every email, sign-up codes included).",
+    );
+  }
+  return "mailbox";
 }
 
 /** Development and tests: a secret generated once and kept in the data directory. Production must set AUTH_SECRET. */

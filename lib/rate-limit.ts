@@ -4,50 +4,70 @@ import { execRows, getDb } from "@/db/client";
 import { AppError } from "@/lib/http/errors";
 
 export type RateLimitResult = { allowed: boolean; limit: number; remaining: number; resetSeconds: number };
+/** An allowed hit can be handed back (a sign-in that turned out right is not a failure). */
+export type RateLimitHit = RateLimitResult & { refund: () => Promise<void> };
 
 /**
- * Fixed-window counter in Postgres (shared by every app instance): counts one hit for `key` in the current
- * window and says whether it is within `limit`.
+ * A window is counted in this many slices. A hit counts from its instant until between one window and one window +
+ * one slice later, so at most `limit` hits are ever allowed within any span of `windowSeconds` (a strict sliding
+ * window: no burst at a clock-aligned boundary), with one small counter row per slice in use.
  */
-export async function consumeRateLimit(key: string, limit: number, windowSeconds: number, now = Date.now()): Promise<RateLimitResult> {
+export const RATE_LIMIT_SLICES = 10;
+
+/**
+ * Counts one hit for `key` and says whether it is within `limit` hits per sliding `windowSeconds` (shared by every app
+ * instance through Postgres). Increment and check are one atomic step: each hit gets its own rank from the counter
+ * row's upsert, so N parallel hits allow exactly the ones ranked within the limit, never more. A refused hit is handed
+ * back at once (it does not count), so a client that keeps knocking still gets `limit` per window.
+ */
+export async function consumeRateLimit(key: string, limit: number, windowSeconds: number, now = Date.now()): Promise<RateLimitHit> {
   const windowMs = windowSeconds * 1000;
-  const windowStart = Math.floor(now / windowMs) * windowMs;
-  const count = await countHit(key, windowStart);
-  const resetSeconds = Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000));
-  return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetSeconds };
+  const sliceMs = Math.max(1, Math.floor(windowMs / RATE_LIMIT_SLICES));
+  const sliceStart = Math.floor(now / sliceMs) * sliceMs;
+  const hit = await countHit({ key, sliceStart, firstCounted: sliceStart - sliceMs * RATE_LIMIT_SLICES });
+  const total = hit.earlier + hit.rank;
+  const allowed = total <= limit;
+  // The oldest slice still counted leaves the window one window + one slice after it began.
+  const resetAt = (hit.oldest ?? sliceStart) + sliceMs * (RATE_LIMIT_SLICES + 1);
+  const resetSeconds = Math.max(1, Math.ceil((resetAt - now) / 1000));
+  const refund = () => decrement(key, sliceStart, 1);
+  if (!allowed) await refund();
+  return { allowed, limit, remaining: Math.max(0, limit - total), resetSeconds, refund: allowed ? refund : async () => {} };
 }
 
-type HitWaiter = { resolve: (count: number) => void; reject: (error: unknown) => void };
+type Slice = { key: string; sliceStart: number; firstCounted: number };
+type HitCount = { rank: number; earlier: number; oldest: number | null };
+type HitWaiter = { resolve: (count: HitCount) => void; reject: (error: unknown) => void };
 
-/** Hits waiting for the next upsert of their counter row, by `key` + window. */
+/** Hits waiting for the next upsert of their counter row, by `key` + slice. */
 const queuedHits = new Map<string, HitWaiter[]>();
 const flushingCounters = new Set<string>();
 
 /**
- * Counts one hit and answers the counter value of that hit. Concurrent hits on one counter row are folded into one
- * upsert (`count + n`) per round trip: every upsert of a row waits for the previous one's commit (row lock), so one
- * upsert per request caps a busy account at one request per commit (~100/s under load). The first hit goes out at
- * once; hits arriving while it is in flight go together in the next upsert and get consecutive values, exactly as if
- * they had been counted one by one.
+ * Counts one hit and answers its rank within its slice plus the (settled) count of the earlier slices. Concurrent hits
+ * on one counter row are folded into one upsert (`count + n`) per round trip: every upsert of a row waits for the
+ * previous one's commit (row lock), so one upsert per request caps a busy account at one request per commit (~100/s
+ * under load). The first hit goes out at once; hits arriving while it is in flight go together in the next upsert and
+ * get consecutive ranks, exactly as if they had been counted one by one.
  */
-function countHit(key: string, windowStart: number): Promise<number> {
-  const id = `${key}\u0000${windowStart}`;
+function countHit(slice: Slice): Promise<HitCount> {
+  const id = `${slice.key}\u0000${slice.sliceStart}\u0000${slice.firstCounted}`;
   return new Promise((resolve, reject) => {
     const queue = queuedHits.get(id);
     if (queue) queue.push({ resolve, reject });
     else queuedHits.set(id, [{ resolve, reject }]);
-    if (!flushingCounters.has(id)) void flushCounter(id, key, windowStart);
+    if (!flushingCounters.has(id)) void flushCounter(id, slice);
   });
 }
 
-async function flushCounter(id: string, key: string, windowStart: number): Promise<void> {
+async function flushCounter(id: string, slice: Slice): Promise<void> {
   flushingCounters.add(id);
   try {
     for (let batch = queuedHits.get(id); batch?.length; batch = queuedHits.get(id)) {
       queuedHits.delete(id);
       try {
-        const last = await upsertCount(key, windowStart, batch.length);
-        batch.forEach((waiter, i) => waiter.resolve(last - batch.length + 1 + i));
+        const { count, earlier, oldest } = await upsertCount(slice, batch.length);
+        batch.forEach((waiter, i) => waiter.resolve({ rank: count - batch.length + 1 + i, earlier, oldest }));
       } catch (error) {
         batch.forEach((waiter) => waiter.reject(error));
       }
@@ -57,27 +77,40 @@ async function flushCounter(id: string, key: string, windowStart: number): Promi
   }
 }
 
-async function upsertCount(key: string, windowStart: number, hits: number): Promise<number> {
+/**
+ * One statement: the upsert of the current slice (its row lock orders concurrent hits) and the sum of the earlier
+ * slices still in the window. Earlier slices only ever shrink (refunds), so a stale read can only refuse, never allow.
+ */
+async function upsertCount(slice: Slice, hits: number): Promise<{ count: number; earlier: number; oldest: number | null }> {
   const db = await getDb();
-  const [row] = await execRows<{ count: number }>(
+  const { key, sliceStart, firstCounted } = slice;
+  const [row] = await execRows<{ count: number; earlier: number | string; oldest: number | string | null }>(
     db,
-    sql`insert into rate_limits (key, window_start, count) values (${key}, ${windowStart}, ${hits})
-        on conflict (key, window_start) do update set count = rate_limits.count + ${hits}
-        returning count`,
+    sql`with hit as (
+          insert into rate_limits (key, window_start, count) values (${key}, ${sliceStart}, ${hits})
+          on conflict (key, window_start) do update set count = rate_limits.count + ${hits}
+          returning count)
+        select hit.count,
+          (select coalesce(sum(count), 0) from rate_limits
+            where key = ${key} and window_start >= ${firstCounted} and window_start < ${sliceStart}) as earlier,
+          (select min(window_start) from rate_limits
+            where key = ${key} and window_start >= ${firstCounted} and window_start < ${sliceStart} and count > 0) as oldest
+        from hit`,
   );
-  return Number(row.count);
+  const count = Number(row.count);
+  // The first hit of a new slice sweeps this key's slices that left the window.
+  if (count === hits) {
+    await execRows(db, sql`delete from rate_limits where key = ${key} and window_start < ${firstCounted}`);
+  }
+  return { count, earlier: Number(row.earlier), oldest: row.oldest === null ? null : Number(row.oldest) };
 }
 
-/** Reads the current count without consuming (for "N failures in the window" checks). */
-export async function peekRateLimit(key: string, windowSeconds: number, now = Date.now()): Promise<number> {
+async function decrement(key: string, sliceStart: number, hits: number): Promise<void> {
   const db = await getDb();
-  const windowMs = windowSeconds * 1000;
-  const windowStart = Math.floor(now / windowMs) * windowMs;
-  const [row] = await execRows<{ count: number }>(
+  await execRows(
     db,
-    sql`select count from rate_limits where key = ${key} and window_start = ${windowStart}`,
+    sql`update rate_limits set count = greatest(count - ${hits}, 0) where key = ${key} and window_start = ${sliceStart}`,
   );
-  return row ? Number(row.count) : 0;
 }
 
 export function rateLimitHeaders(r: RateLimitResult): Record<string, string> {

@@ -25,7 +25,7 @@ const tokenCredentials = z.object({ accessToken: z.string().min(1).max(4096) });
  * Either `{ email, password }` (the same service and throttle as POST /api/auth/login) or `{ accessToken }`
  * (a valid access token, so the UI can open a session right after verify-email).
  */
-async function authorize(credentials: Partial<Record<string, unknown>>) {
+async function authorize(credentials: Partial<Record<string, unknown>>, req: Request) {
   try {
     const byToken = tokenCredentials.safeParse(credentials);
     if (byToken.success && !credentials.email) {
@@ -34,7 +34,7 @@ async function authorize(credentials: Partial<Record<string, unknown>>) {
     }
     const byPassword = passwordCredentials.safeParse(credentials);
     if (!byPassword.success) throw new SignInRefused("invalid_credentials");
-    const account = await authenticateWithPassword(byPassword.data.email, byPassword.data.password);
+    const account = await authenticateWithPassword(byPassword.data.email, byPassword.data.password, undefined, { req });
     return { id: account.id, email: account.email, name: account.fullName };
   } catch (error) {
     if (error instanceof AppError) throw new SignInRefused(error.code === "token_expired" ? "invalid_token" : error.code);

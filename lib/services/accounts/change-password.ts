@@ -2,6 +2,7 @@ import "server-only";
 import { eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
+import { assertStrongPassword } from "@/lib/auth/password-strength";
 import { hashPassword } from "@/lib/auth/passwords";
 import { now as clockNow } from "@/lib/clock";
 import { checkCredentials } from "./login";
@@ -14,6 +15,7 @@ import { revokeAllRefreshTokens } from "./sessions";
  */
 export async function changePassword(account: { id: string; email: string }, input: { currentPassword: string; newPassword: string }, now = clockNow()) {
   await checkCredentials(account.email, input.currentPassword, now);
+  await assertStrongPassword(input.newPassword, [account.email], "newPassword");
   const passwordHash = await hashPassword(input.newPassword);
   const db = await getDb();
   await db.update(accounts).set({ passwordHash, passwordChangedAt: new Date(now), updatedAt: new Date(now) })

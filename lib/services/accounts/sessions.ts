@@ -1,22 +1,36 @@
 import "server-only";
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { and, eq, gt, isNull, min } from "drizzle-orm";
 import { getDb, type Db, type Tx } from "@/db/client";
 import { accounts, refreshTokens } from "@/db/schema";
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from "@/lib/auth/tokens";
+import { getConfig } from "@/lib/config";
 import { hashToken, randomToken } from "@/lib/crypto";
 import { AppError } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
 import type { TokenPair } from "@/lib/schemas/accounts";
 
 export const REFRESH_TOKEN_TTL_DAYS = 30;
-const REFRESH_TTL_MS = REFRESH_TOKEN_TTL_DAYS * 24 * 3600_000;
+const DAY_MS = 24 * 3600_000;
+const REFRESH_TTL_MS = REFRESH_TOKEN_TTL_DAYS * DAY_MS;
+/**
+ * A rotated token presented again within this many seconds of its rotation is two tabs (or a retried request) racing
+ * one refresh, not a leak: it gets a pair of its own in the same family instead of revoking the family.
+ */
+export const REFRESH_REUSE_GRACE_SECONDS = 5;
 
-/** A new access token and a new refresh token; `familyId` continues a login's family, else a new one starts. */
-export async function issueTokenPair(accountId: string, now: number, familyId = newId("fam"), db?: Db | Tx): Promise<TokenPair> {
+type Family = { id: string; startedAt: number };
+
+/**
+ * A new access token and a new refresh token. Without `family` a sign-in starts a new one; a rotation continues its
+ * family, whose tokens never outlive REFRESH_TOKEN_MAX_DAYS after the original sign-in (30 days sliding within that).
+ */
+export async function issueTokenPair(accountId: string, now: number, family?: Family, db?: Db | Tx): Promise<TokenPair> {
   const refreshToken = randomToken(32); // 256 random bits
+  const { id: familyId, startedAt } = family ?? { id: newId("fam"), startedAt: now };
+  const expiresAt = Math.min(now + REFRESH_TTL_MS, startedAt + getConfig().refreshTokenMaxDays * DAY_MS);
   await (db ?? (await getDb())).insert(refreshTokens).values({
     id: newId("rt"), accountId, familyId, tokenHash: hashToken(refreshToken),
-    expiresAt: new Date(now + REFRESH_TTL_MS), createdAt: new Date(now),
+    expiresAt: new Date(expiresAt), createdAt: new Date(now),
   });
   return { accessToken: await signAccessToken(accountId, now), refreshToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS, tokenType: "Bearer" };
 }
@@ -25,10 +39,10 @@ const invalidRefresh = () => new AppError("invalid_token", "The refresh token is
 
 /**
  * Exchanges a refresh token for a new pair. The rotation is one conditional UPDATE … WHERE rotated_at IS NULL
- * RETURNING, so of two concurrent refreshes with one token exactly one wins. Presenting a token that was
- * already rotated means it leaked (or a client raced itself): its whole family is revoked. The rotation and
- * the new token are one transaction, so a racing loser (blocked on the row lock until the winner commits)
- * revokes the winner's new token too: the family ends either way.
+ * RETURNING, so of two concurrent refreshes with one token exactly one rotates it. The other (blocked on the row lock
+ * until the winner commits) finds it rotated: within REFRESH_REUSE_GRACE_SECONDS of that rotation it gets a sibling
+ * pair in the same family (both tabs end up signed in); later, a rotated token means it leaked, and its whole family
+ * is revoked.
  */
 export async function rotateRefreshToken(refreshToken: string, now: number): Promise<TokenPair> {
   const db = await getDb();
@@ -39,15 +53,31 @@ export async function rotateRefreshToken(refreshToken: string, now: number): Pro
       .where(and(eq(refreshTokens.tokenHash, tokenHash), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt), gt(refreshTokens.expiresAt, at)))
       .returning({ accountId: refreshTokens.accountId, familyId: refreshTokens.familyId });
     if (!rotated) return null;
-    const [account] = await tx.select({ verifiedAt: accounts.emailVerifiedAt }).from(accounts).where(eq(accounts.id, rotated.accountId));
-    if (!account?.verifiedAt) return null;
-    return issueTokenPair(rotated.accountId, now, rotated.familyId, tx);
+    return continueFamily(tx, rotated.accountId, rotated.familyId, now);
   });
   if (pair) return pair;
-  const [known] = await db.select({ familyId: refreshTokens.familyId, rotatedAt: refreshTokens.rotatedAt })
-    .from(refreshTokens).where(eq(refreshTokens.tokenHash, tokenHash));
-  if (known?.rotatedAt) await revokeFamily(known.familyId, now);
+  const [known] = await db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, tokenHash));
+  if (!known?.rotatedAt) throw invalidRefresh();
+  const sinceRotation = now - known.rotatedAt.getTime();
+  if (!known.revokedAt && known.expiresAt.getTime() > now && sinceRotation >= 0 && sinceRotation <= REFRESH_REUSE_GRACE_SECONDS * 1000) {
+    const sibling = await db.transaction((tx) => continueFamily(tx, known.accountId, known.familyId, now));
+    if (sibling) return sibling;
+    throw invalidRefresh();
+  }
+  await revokeFamily(known.familyId, now);
   throw invalidRefresh();
+}
+
+/** The next pair of a family, unless the account lost its verification or the family was revoked meanwhile. */
+async function continueFamily(tx: Tx, accountId: string, familyId: string, now: number): Promise<TokenPair | null> {
+  const [account] = await tx.select({ verifiedAt: accounts.emailVerifiedAt }).from(accounts).where(eq(accounts.id, accountId));
+  if (!account?.verifiedAt) return null;
+  const [family] = await tx.select({ startedAt: min(refreshTokens.createdAt), revoked: min(refreshTokens.revokedAt) })
+    .from(refreshTokens).where(eq(refreshTokens.familyId, familyId));
+  if (!family?.startedAt || family.revoked) return null;
+  const startedAt = new Date(family.startedAt).getTime();
+  if (startedAt + getConfig().refreshTokenMaxDays * DAY_MS <= now) return null;
+  return issueTokenPair(accountId, now, { id: familyId, startedAt }, tx);
 }
 
 export async function revokeFamily(familyId: string, now: number): Promise<void> {
