@@ -15,6 +15,9 @@ describe("OpenAPI for uploads and workflows", () => {
       "/api/workflows",
       "/api/workflows/validate",
       "/api/workflows/{workflowId}",
+      "/api/workflows/{workflowId}/duplicate",
+      "/api/workflows/{workflowId}/versions",
+      "/api/workflows/{workflowId}/versions/{version}",
     ]);
     const upload = doc.paths["/api/uploads"].post as { requestBody: { content: Record<string, unknown> } };
     expect(Object.keys(upload.requestBody.content)).toEqual(["multipart/form-data"]);
