@@ -1,5 +1,6 @@
 import { getDb } from "@/db/client";
 import { staleRunningRuns, takeOverStaleRun, workflowsNeedingWake } from "@/lib/engine/queue";
+import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
 import { getInngest, runWakeEvent } from "../client";
 
 /**
@@ -21,6 +22,8 @@ export const sweepRunsFunction = getInngest().createFunction(
       return taken;
     });
     const idle = await step.run("find-idle-queues", () => workflowsNeedingWake(db));
+    // Resumable uploads (CONTRACT 14): unfinished tus uploads expire after 24 h.
+    await step.run("expire-tus-uploads", () => expireTusUploads());
     const events = [
       ...stale.map((r) => runWakeEvent.create({ workflowId: r.workflowId, resumeRunId: r.runId })),
       ...idle.map((workflowId) => runWakeEvent.create({ workflowId })),

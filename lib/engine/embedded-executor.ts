@@ -4,6 +4,7 @@ import { isDatabaseUnavailable } from "@/db/connection-errors";
 import { log } from "@/lib/log";
 import { nowDate } from "@/lib/clock";
 import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
+import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
 import { executeRun, type EngineDeps, type Step } from "./execute-run";
 import {
   claimNextRunWithInfo,
@@ -93,6 +94,8 @@ export class EmbeddedExecutor {
     for (const workflowId of await workflowsNeedingWake(db)) this.poke(workflowId);
     // Schedules (CONTRACT 13): due slots become runs here; a slot is claimed in the database, so instances never double up.
     await enqueueDueSlots(db, nowDate(), (workflowId) => this.poke(workflowId)).catch((error) => log.error("schedule sweep failed", { error }));
+    // Resumable uploads (CONTRACT 14): unfinished tus uploads expire after 24 h.
+    await expireTusUploads().catch((error) => log.error("tus upload expiry failed", { error }));
   }
 
   /** Resolves when no job is running or waiting (tests and benchmarks). */

@@ -24,7 +24,8 @@ export async function createUpload(accountId: string, req: Request): Promise<Upl
   );
 }
 
-async function storeCsv(tx: Tx, accountId: string, filename: string, bytes: AsyncIterable<Uint8Array>) {
+/** Parses `bytes` as CSV into a new upload inside `tx` (shared by multipart and the last byte of a tus upload). */
+export async function storeCsv(tx: Tx, accountId: string, filename: string, bytes: AsyncIterable<Uint8Array>): Promise<UploadView> {
   const id = newId("upl");
   await tx.insert(uploads).values({ id, accountId, filename, rowCount: 0, columns: [], sizeBytes: 0 });
   let sizeBytes = 0;
