@@ -6,6 +6,17 @@ export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   // `next build` loads this file too; no executor (and no database lock) during a build.
   if (process.env.NEXT_PHASE === "phase-production-build") return;
+  // A production server without an email transport refuses to start (CONTRACT 15): the config says which variable.
+  const { ConfigError, getConfig } = await import("./lib/config");
+  try {
+    getConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`Flowmail cannot start: ${error.message}`);
+    process.exit(1);
+  }
+  // Per-client throttles need the socket address, which route handlers cannot see (lib/auth/client-address.ts).
+  (await import("./lib/auth/client-address")).installClientAddressCapture();
   const { startBackgroundWork } = await import("./lib/engine/background");
   await startBackgroundWork();
   (await import("./lib/webhooks/delivery-loop")).startWebhookDeliveryLoop();
