@@ -15,13 +15,16 @@ import * as versionsRoute from "@/app/api/workflows/[workflowId]/versions/route"
 import * as versionRoute from "@/app/api/workflows/[workflowId]/versions/[version]/route";
 import * as duplicateRoute from "@/app/api/workflows/[workflowId]/duplicate/route";
 import * as runRoute from "@/app/api/workflows/runs/[runId]/route";
+import * as hooksRoute from "@/app/api/workflows/[workflowId]/hooks/route";
+import * as hookRoute from "@/app/api/workflows/[workflowId]/hooks/[hookId]/route";
+import * as hookDeliveryRoute from "@/app/api/hooks/[token]/route";
 import * as nodeOutputRoute from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/output/route";
 import { createTestAccount } from "@/test/support/accounts";
 import { call, type CallOptions, type CallResult } from "@/test/support/http";
 import { startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 
 type Account = Awaited<ReturnType<typeof createTestAccount>>;
-type Ids = { workflowId: string; runId: string; uploadId: string; webhookId: string; nodeId: string };
+type Ids = { workflowId: string; runId: string; uploadId: string; webhookId: string; nodeId: string; hookId: string };
 type Handler = Parameters<typeof call>[0];
 type Probe = { handler: Handler; options: (ids: Ids) => CallOptions };
 
@@ -41,6 +44,27 @@ const NOT_OBJECT_IDS = new Set(["nextauth/[...nextauth]"]);
 
 /** Key "<METHOD> <pattern>" → how account B calls it with A's ids. */
 const PROBES: Record<string, Probe> = {
+  "POST workflows/[workflowId]/hooks": {
+    handler: hooksRoute.POST,
+    options: (ids) => ({ method: "POST", path: `/api/workflows/${ids.workflowId}/hooks`, params: { workflowId: ids.workflowId } }),
+  },
+  "GET workflows/[workflowId]/hooks": {
+    handler: hooksRoute.GET,
+    options: (ids) => ({ path: `/api/workflows/${ids.workflowId}/hooks`, params: { workflowId: ids.workflowId } }),
+  },
+  "DELETE workflows/[workflowId]/hooks/[hookId]": {
+    handler: hookRoute.DELETE,
+    options: (ids) => ({
+      method: "DELETE",
+      path: `/api/workflows/${ids.workflowId}/hooks/${ids.hookId}`,
+      params: { workflowId: ids.workflowId, hookId: ids.hookId },
+    }),
+  },
+  // The hook URL's token is its only credential: knowing A's hook id (not its token) must start nothing.
+  "POST hooks/[token]": {
+    handler: hookDeliveryRoute.POST,
+    options: (ids) => ({ method: "POST", path: `/api/hooks/${ids.hookId}`, params: { token: ids.hookId }, json: { people: [] } }),
+  },
   "GET workflows/[workflowId]": {
     handler: workflowRoute.GET,
     options: (ids) => ({ path: `/api/workflows/${ids.workflowId}`, params: { workflowId: ids.workflowId } }),
@@ -143,7 +167,8 @@ async function createEverything(owner: Account): Promise<Ids> {
   const run = await must(call(enqueueRoute.POST, { method: "POST", params: { workflowId }, token: owner.token }), 202);
   await executor.idle();
   const webhook = await must(call(webhooksRoute.POST, { json: { url: "http://127.0.0.1:9/hook", workflowId }, token: owner.token }), 201);
-  return { workflowId, uploadId, runId: run.body.runId, webhookId: webhook.body.id, nodeId: "src" };
+  const hook = await must(call(hooksRoute.POST, { method: "POST", params: { workflowId }, token: owner.token }), 201);
+  return { workflowId, uploadId, runId: run.body.runId, webhookId: webhook.body.id, nodeId: "src", hookId: hook.body.id };
 }
 
 /** Everything A can read about its objects; must be identical before and after B's attempts. */
@@ -160,6 +185,7 @@ async function snapshot(owner: Account) {
     upload: await read(PROBES["GET uploads/[uploadId]"]),
     rows: await read(PROBES["GET uploads/[uploadId]/rows"]),
     deliveries: await read(PROBES["GET webhooks/[webhookId]/deliveries"]),
+    hooks: await read(PROBES["GET workflows/[workflowId]/hooks"]),
     webhooks: (await call(webhooksRoute.GET, { token: owner.token })).body,
     uploads: (await call(uploadsRoute.GET, { token: owner.token })).body,
     workflows: (await call(workflowsRoute.GET, { token: owner.token })).body,
