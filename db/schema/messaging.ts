@@ -15,6 +15,8 @@ export const mailboxMessages = pgTable("mailbox_messages", {
   /** "otp" or "workflow", for display. */
   kind: text("kind").notNull().default("workflow"),
   idempotencyKey: text("idempotency_key"),
+  /** Extra headers as sent (List-Unsubscribe, List-Unsubscribe-Post), so the mailbox can show the link. */
+  headers: jsonb("headers").$type<Record<string, string>>(),
   createdAt: createdAt(),
 }, (t) => [
   index("mailbox_to_idx").on(t.to, t.createdAt),

@@ -6,7 +6,15 @@ import { workflows } from "./workflows";
 
 export type RunStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED";
 export type NodeStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED" | "SKIPPED";
-export type RunResult = { emailsSent: number; filteredOut: number; totalRows: number };
+export type RunResult = {
+  emailsSent: number;
+  filteredOut: number;
+  totalRows: number;
+  /** CONTRACT 11: addresses skipped as suppressed / as repeats within their OUTPUT node; a preview's planned emails. */
+  suppressed?: number;
+  duplicates?: number;
+  emailsPlanned?: number;
+};
 /** How a run was started (CONTRACT 12). */
 export type RunTrigger = "manual" | "schedule" | "hook" | "retry" | "send";
 /** A preview renders and records every email but sends none (CONTRACT 11). */
@@ -43,10 +51,15 @@ export const runs = pgTable("runs", {
   triggerBody: jsonb("trigger_body").$type<unknown>(),
   /** Set by POST …/cancel on a RUNNING run; the engine stops at its next node or batch boundary. */
   cancelRequestedAt: ts("cancel_requested_at"),
+  /** The advisory-lock key held by the process executing this RUNNING run (its lock vanishes when it dies). */
+  executorKey: integer("executor_key"),
+  /** Set when RUN_OUTPUT_RETENTION_DAYS dropped the node outputs and per-email records: output endpoints answer 410. */
+  outputsExpiredAt: ts("outputs_expired_at"),
 }, (t) => [
   uniqueIndex("runs_seq_key").on(t.seq),
   index("runs_workflow_queue_idx").on(t.workflowId, t.status, t.seq),
   index("runs_account_idx").on(t.accountId, t.enqueuedAt),
+  index("runs_account_seq_idx").on(t.accountId, t.seq),
   // The backstop of per-workflow serialization: at most one RUNNING run per workflow.
   uniqueIndex("runs_one_running_per_workflow").on(t.workflowId).where(sql`status = 'RUNNING'`),
 ]);
@@ -89,15 +102,23 @@ export const emailSends = pgTable("email_sends", {
   accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
   to: text("to").notNull(),
   subject: text("subject").notNull(),
-  status: text("status").$type<"pending" | "sent" | "failed">().notNull().default("pending"),
+  status: text("status").$type<EmailSendStatus>().notNull().default("pending"),
   providerMessageId: text("provider_message_id"),
   error: text("error"),
+  /** A preview's rendered body (CONTRACT 11: preview items carry `body`); null for live emails. */
+  body: text("body"),
+  format: text("format").$type<"text" | "html">(),
   createdAt: createdAt(),
   sentAt: ts("sent_at"),
 }, (t) => [
   uniqueIndex("email_sends_run_node_item_key").on(t.runId, t.nodeId, t.itemIndex),
   index("email_sends_account_day_idx").on(t.accountId, t.createdAt),
+  index("email_sends_run_node_status_idx").on(t.runId, t.nodeId, t.status, t.itemIndex),
+  index("email_sends_provider_message_idx").on(t.providerMessageId).where(sql`provider_message_id is not null`),
 ]);
+
+/** One email of an OUTPUT node (CONTRACT 11, "Emails of a run"). */
+export type EmailSendStatus = "pending" | "sent" | "suppressed" | "duplicate" | "failed" | "preview";
 
 export const idempotencyKeys = pgTable("idempotency_keys", {
   accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),

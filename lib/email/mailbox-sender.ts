@@ -48,6 +48,7 @@ async function storeAll(emails: OutgoingEmail[]): Promise<SendResult[]> {
     html: email.html ?? null,
     kind: email.kind,
     idempotencyKey: email.idempotencyKey ?? null,
+    headers: email.headers ?? null,
     createdAt: nextStamp(),
   }));
   await db.insert(mailboxMessages).values(rows).onConflictDoNothing({ target: mailboxMessages.idempotencyKey });

@@ -7,16 +7,28 @@ export type OutgoingEmail = {
   /** "otp" for account emails, "workflow" for OUTPUT node emails. */
   kind: "otp" | "workflow";
   idempotencyKey?: string;
+  /** Extra headers, e.g. List-Unsubscribe and List-Unsubscribe-Post (RFC 8058) on workflow emails. */
+  headers?: Record<string, string>;
 };
 
 export type SendResult = { id: string };
 
-/** A batch failed as a whole: `retryable` for provider 429/5xx and network errors. */
+/** What the provider's `ratelimit-*` / `retry-after` headers said about its limit (seconds may be fractional). */
+export type RateLimitInfo = { limit?: number; remaining?: number; resetSeconds?: number; retryAfterSeconds?: number };
+
+/** A batch's ids and what the provider said about its rate limit. */
+export type BatchResult = { results: SendResult[]; rateLimit?: RateLimitInfo };
+
+/**
+ * A batch failed as a whole: `retryable` for provider 429/5xx and network errors; `quota` when the provider's daily
+ * or monthly sending quota is used up (waiting minutes does not help: the node fails at once).
+ */
 export class EmailSendError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
     readonly retryAfterSeconds?: number,
+    readonly details: { quota?: "daily" | "monthly"; status?: number | null; rateLimit?: RateLimitInfo } = {},
   ) {
     super(message);
     this.name = "EmailSendError";
@@ -26,10 +38,14 @@ export class EmailSendError extends Error {
 /**
  * The email transport: Resend when RESEND_API_KEY is set, otherwise the local mailbox.
  * `sendBatch` takes at most 100 emails; it throws EmailSendError and never sends part of a batch twice
- * when given the same idempotency keys.
+ * when given the same idempotency keys. `paced` transports share the provider limiter (lib/email/pacing.ts);
+ * `pacingKey` names the provider account the limit belongs to.
  */
 export interface EmailSender {
   readonly name: "resend" | "mailbox";
+  readonly pacingKey?: string;
   send(email: OutgoingEmail): Promise<SendResult>;
   sendBatch(emails: OutgoingEmail[], batchIdempotencyKey?: string): Promise<SendResult[]>;
+  /** sendBatch plus the provider's rate-limit headers (transports without any answer `{ results }`). */
+  sendBatchDetailed?(emails: OutgoingEmail[], batchIdempotencyKey?: string): Promise<BatchResult>;
 }

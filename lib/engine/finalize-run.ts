@@ -15,30 +15,51 @@ export async function finalizeRun(
   deps: { db: Db; wake: (workflowId: string) => Promise<void> },
   run: RunInfo,
   order: string[],
+  options: { cancelled?: boolean } = {},
 ): Promise<{ status: "SUCCESS" | "FAILED" }> {
   const { db } = deps;
   // The node rows and the result counters in one read: { emailsSent, filteredOut, totalRows } come from the send
   // ledger and the DATA_SOURCE / FILTER outputs.
-  const rows = await execRows<{ node_id: string; status: NodeStatus; error: string | null; row_count: number | null; filtered_out: number | null; emails_sent: number }>(
+  // A retry's emails live in its chain's ledger (keyed by the chain's first run): its emailsSent counts the ledger rows
+  // of the OUTPUT nodes it executed (not reused), so the last run of a chain shows what the chain delivered.
+  const ledgerRunId = run.ledgerRunId ?? run.runId;
+  // CONTRACT 11: the same ledger rows give `suppressed`, `duplicates` and a preview's `emailsPlanned` (one scan).
+  const rows = await execRows<{ node_id: string; status: NodeStatus; error: string | null; row_count: number | null; filtered_out: number | null; emails_sent: number; suppressed: number; duplicates: number; planned: number }>(
     db,
-    sql`select n.node_id, n.status, n.error,
+    sql`with c as (
+          select count(*) filter (where e.status = 'sent')::int as sent, count(*) filter (where e.status = 'suppressed')::int as suppressed,
+            count(*) filter (where e.status = 'duplicate')::int as duplicates, count(*) filter (where e.status = 'preview')::int as planned
+          from email_sends e where e.run_id = ${ledgerRunId}
+             and (${ledgerRunId} = ${run.runId}
+                  or e.node_id in (select x.node_id from node_results x where x.run_id = ${run.runId} and not x.reused))
+        )
+        select n.node_id, n.status, n.error,
           case when n.type = 'DATA_SOURCE' and n.status = 'SUCCESS' then (n.output->>'rowCount')::int end as row_count,
           case when n.type = 'FILTER' and n.status = 'SUCCESS' then (n.output->>'filteredOut')::int end as filtered_out,
-          (select count(*) from email_sends where run_id = ${run.runId} and status = 'sent')::int as emails_sent
-        from node_results n where n.run_id = ${run.runId}`,
+          c.sent as emails_sent, c.suppressed, c.duplicates, c.planned
+        from node_results n cross join c where n.run_id = ${run.runId}`,
   );
   await markNodesSkipped(db, run.runId, rows.filter((r) => r.status === "PENDING" || r.status === "RUNNING").map((r) => r.node_id));
   const failedRows = rows.filter((r) => r.status === "FAILED").sort((a, b) => order.indexOf(a.node_id) - order.indexOf(b.node_id));
-  const status = failedRows.length > 0 ? "FAILED" : "SUCCESS";
-  const error = failedRows[0] ? `Node "${failedRows[0].node_id}" failed: ${failedRows[0].error ?? "unknown error"}` : null;
+  const status = failedRows.length > 0 || options.cancelled ? "FAILED" : "SUCCESS";
+  const error = options.cancelled
+    ? "Cancelled"
+    : failedRows[0]
+      ? `Node "${failedRows[0].node_id}" failed: ${failedRows[0].error ?? "unknown error"}`
+      : null;
   const sum = (values: (number | null)[]) => values.reduce<number>((total, v) => total + Number(v ?? 0), 0);
   const result: RunResult = {
     emailsSent: Number(rows[0]?.emails_sent ?? 0),
     filteredOut: sum(rows.map((r) => r.filtered_out)),
     totalRows: sum(rows.map((r) => r.row_count)),
+    suppressed: Number(rows[0]?.suppressed ?? 0),
+    duplicates: Number(rows[0]?.duplicates ?? 0),
+    ...(run.mode === "preview" ? { emailsPlanned: Number(rows[0]?.planned ?? 0) } : {}),
   };
   const message =
-    status === "SUCCESS"
+    options.cancelled
+      ? `Run cancelled: ${result.emailsSent} email(s) sent before it stopped`
+      : status === "SUCCESS"
       ? `Run succeeded: ${result.emailsSent} email(s) sent, ${result.filteredOut} row(s) filtered out, ${result.totalRows} row(s) read`
       : `Run failed: ${error}`;
   // The status change, its log line, and whether the account has webhooks at all, in one round trip. Only the call
@@ -47,7 +68,7 @@ export async function finalizeRun(
     db,
     sql`with upd as (
           update runs set status = ${status}, result = ${JSON.stringify(result)}::jsonb, error = ${error},
-            completed_at = now(), heartbeat_at = null
+            completed_at = now(), heartbeat_at = null, executor_key = null
           where id = ${run.runId} and status = 'RUNNING'
           returning id
         ), logged as (

@@ -17,7 +17,8 @@ export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
  * three are refused because engines and UIs key plain objects by node id, and `obj["__proto__"] = …` would
  * replace a prototype instead of storing an output.
  */
-export const RESERVED_NODE_IDS: readonly string[] = ["item", "__proto__", "constructor", "prototype"];
+// `unsubscribeUrl` is reserved like `item`: OUTPUT bodies may write {{unsubscribeUrl}} (CONTRACT 11).
+export const RESERVED_NODE_IDS: readonly string[] = ["item", "unsubscribeUrl", "__proto__", "constructor", "prototype"];
 
 /** Keys that never name a field anywhere (AI output names); path lookups are own-property only anyway. */
 export const FORBIDDEN_KEYS: readonly string[] = ["__proto__", "constructor", "prototype"];
@@ -77,6 +78,10 @@ export const outputDataSchema = z.strictObject({
   subject: nonEmpty("subject"),
   body: z.string(),
   format: z.enum(EMAIL_FORMATS).optional(),
+  /** false: send to every item, repeated addresses included (CONTRACT 11, "Recipients"). */
+  dedupe: z.boolean().optional(),
+  /** false: transactional mail, without List-Unsubscribe headers. */
+  unsubscribe: z.boolean().optional(),
 });
 
 export const nodeDataSchemas = {

@@ -39,6 +39,8 @@ export type TemplateContext = {
   node(nodeId: string): { status: string; output: Record<string, unknown> | null } | undefined;
   item?: unknown;
   itemIndex?: number;
+  /** `{{unsubscribeUrl}}` in an OUTPUT body: the recipient's one-click unsubscribe address. */
+  unsubscribeUrl?: string;
   /** The node whose data holds the template, and which field — only used to word error messages. */
   nodeId?: string;
   field?: string;
@@ -182,6 +184,10 @@ export function resolveRef(ref: TemplateRef, ctx: TemplateContext): unknown {
       throw new TemplateError(`${where(ref, ctx)} uses item, which only exists per item in an OUTPUT node's to, subject and body`);
     }
     return walk(ctx.item, ref, ctx, "the item");
+  }
+  if (ref.root === "unsubscribeUrl" && ref.path.length === 0) {
+    if (ctx.unsubscribeUrl === undefined) throw new TemplateError(`${where(ref, ctx)}: unsubscribeUrl only exists in an OUTPUT node's body`);
+    return ctx.unsubscribeUrl;
   }
   const node = ctx.node(ref.root);
   if (!node) throw new TemplateError(`${where(ref, ctx)} names node "${ref.root}", which is not in this workflow`);

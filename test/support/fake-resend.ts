@@ -16,6 +16,14 @@ import { resetConfig } from "@/lib/config";
  *   resend.failNext(1, "network")  // the next request's connection is dropped (the SDK reports statusCode null)
  *   resend.setFailureRatio(0.3, 500) // from now on ~30 % of requests fail (0 turns it off)
  *   resend.reset()           // forget emails, requests, failures and idempotency keys
+ *
+ * Opt-in limits like Resend's (all off by default, so a plain fake never refuses a well-formed call):
+ *   startFakeResend({ ratePerSecond: 5 })  // per API key: more than 5 calls within any 1 s window answer 429
+ *       rate_limit_exceeded; every answer carries ratelimit-limit / ratelimit-remaining / ratelimit-reset (seconds,
+ *       millisecond precision) and a 429 also retry-after (whole seconds)
+ *   startFakeResend({ dailyQuota: 1000 })  // per API key: a call that would deliver email number 1,001 answers
+ *       429 daily_quota_exceeded (nothing of it is delivered); resend.setDailyQuota(undefined) lifts it
+ *   startFakeResend({ batchLimit: 100 })   // emails per batch call (default 100, Resend's)
  *   await resend.close(); clearResendTransport();
  *
  * Endpoints (as the SDK calls them): POST /emails → 200 `{ id }`; POST /emails/batch (≤ 100 emails) → 200
@@ -34,7 +42,11 @@ export type DeliveredEmail = {
   /** The Idempotency-Key of the request that delivered it (for a batch, the batch's key). */
   idempotencyKey?: string;
   batch: boolean;
+  /** Custom headers of the email (List-Unsubscribe, List-Unsubscribe-Post). */
+  headers?: Record<string, string>;
 };
+
+export type FakeResendOptions = { ratePerSecond?: number; dailyQuota?: number; batchLimit?: number };
 
 export type RecordedRequest = {
   method: string;
@@ -51,6 +63,8 @@ export type FakeResend = {
   requests: RecordedRequest[];
   failNext(count: number, status: number | "network", retryAfterSeconds?: number): void;
   setFailureRatio(ratio: number, status?: number): void;
+  /** Changes (or lifts, with undefined) the daily quota; emails already delivered keep counting. */
+  setDailyQuota(quota: number | undefined): void;
   reset(): void;
   close(): Promise<void>;
 };
@@ -71,7 +85,12 @@ function errorBody(status: number, message: string, name = errorNames[status] ??
   return { statusCode: status, name, message };
 }
 
-export async function startFakeResend(): Promise<FakeResend> {
+export async function startFakeResend(options: FakeResendOptions = {}): Promise<FakeResend> {
+  const batchLimit = options.batchLimit ?? 100;
+  let dailyQuota = options.dailyQuota;
+  /** Arrival times of the accepted calls of the last second, per API key (a sliding window: the strictest reading). */
+  const callTimes = new Map<string, number[]>();
+  const deliveredPerKey = new Map<string, number>();
   const delivered: DeliveredEmail[] = [];
   const requests: RecordedRequest[] = [];
   const pendingFailures: Failure[] = [];
@@ -88,6 +107,7 @@ export async function startFakeResend(): Promise<FakeResend> {
     html: typeof raw.html === "string" ? raw.html : undefined,
     idempotencyKey: key,
     batch,
+    headers: raw.headers && typeof raw.headers === "object" ? (raw.headers as Record<string, string>) : undefined,
   });
 
   function validate(raw: unknown): string | null {
@@ -110,7 +130,7 @@ export async function startFakeResend(): Promise<FakeResend> {
     }
     if (path === "/emails/batch") {
       if (!Array.isArray(body)) return { status: 422, body: errorBody(422, "The batch must be an array") };
-      if (body.length > 100) return { status: 422, body: errorBody(422, "Too many emails: at most 100 per batch") };
+      if (body.length > batchLimit) return { status: 422, body: errorBody(422, `Too many emails: at most ${batchLimit} per batch`) };
       const problem = body.map(validate).find((p) => p !== null);
       if (problem) return { status: 422, body: errorBody(422, problem) };
       const emails = body.map((raw) => toEmail(raw as Record<string, unknown>, key, true));
@@ -124,6 +144,26 @@ export async function startFakeResend(): Promise<FakeResend> {
     if (pendingFailures.length) return pendingFailures.shift();
     if (failureRatio > 0 && Math.random() < failureRatio) return { status: ratioStatus };
     return undefined;
+  }
+
+  /** Takes a call of the key's per-second budget, or says 429; the headers describe the window either way. */
+  function rateLimit(apiKey: string): { status: 200 | 429; headers: Record<string, string> } {
+    const limit = options.ratePerSecond;
+    if (!limit) return { status: 200, headers: {} };
+    const now = performance.now();
+    const times = (callTimes.get(apiKey) ?? []).filter((t) => t > now - 1000);
+    callTimes.set(apiKey, times);
+    const resetMs = times.length > 0 ? times[0] + 1000 - now : 1000;
+    const header = (remaining: number) => ({
+      "ratelimit-limit": String(limit),
+      "ratelimit-remaining": String(remaining),
+      "ratelimit-reset": (Math.max(0, resetMs) / 1000).toFixed(3),
+    });
+    if (times.length >= limit) {
+      return { status: 429, headers: { ...header(0), "retry-after": String(Math.max(1, Math.ceil(resetMs / 1000))) } };
+    }
+    times.push(now);
+    return { status: 200, headers: header(limit - times.length) };
   }
 
   const server = http.createServer((req, res) => {
@@ -160,17 +200,26 @@ export async function startFakeResend(): Promise<FakeResend> {
       if (!/^Bearer \S+/.test(headers.authorization ?? "")) return send({ status: 401, body: errorBody(401, "Missing API key") });
       if (req.method !== "POST") return send({ status: 405, body: errorBody(405, "Method not allowed", "method_not_allowed") });
 
+      const apiKey = headers.authorization;
+      const limited = rateLimit(apiKey);
+      if (limited.status === 429) return send({ status: 429, body: errorBody(429, "Too many requests. You can only make 5 requests per second.") }, limited.headers);
       const key = headers["idempotency-key"];
       if (key) {
         const seen = idempotent.get(`${path} ${key}`);
         if (seen && seen.bodyText !== bodyText) {
           return send({ status: 409, body: errorBody(409, "Same idempotency key used with a different request body") });
         }
-        if (seen) return send(seen.answer);
+        if (seen) return send(seen.answer, limited.headers);
+      }
+      const count = path === "/emails/batch" && Array.isArray(body) ? body.length : 1;
+      const used = deliveredPerKey.get(apiKey) ?? 0;
+      if (dailyQuota !== undefined && used + count > dailyQuota) {
+        return send({ status: 429, body: errorBody(429, "You have reached your daily email sending quota.", "daily_quota_exceeded") }, limited.headers);
       }
       const answer = deliver(path, body, key);
+      if (answer.status === 200) deliveredPerKey.set(apiKey, used + count);
       if (key && answer.status === 200) idempotent.set(`${path} ${key}`, { bodyText, answer });
-      send(answer);
+      send(answer, limited.headers);
     });
   });
 
@@ -189,12 +238,17 @@ export async function startFakeResend(): Promise<FakeResend> {
       failureRatio = ratio;
       ratioStatus = status;
     },
+    setDailyQuota(quota) {
+      dailyQuota = quota;
+    },
     reset() {
       delivered.length = 0;
       requests.length = 0;
       pendingFailures.length = 0;
       idempotent.clear();
       failureRatio = 0;
+      callTimes.clear();
+      deliveredPerKey.clear();
     },
     close: () =>
       new Promise<void>((resolve) => {

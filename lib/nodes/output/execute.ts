@@ -1,59 +1,76 @@
 import "server-only";
 import { getConfig } from "@/lib/config";
-import { getEmailSender } from "@/lib/email";
+import { getEmailSender, type EmailSender } from "@/lib/email";
 import { NodeError, type NodeExecutor, type NodeOf, type NodeRuntime } from "../types";
-import { countSent, markSent, markUnsentFailed, quotaUsage, recordAllPending, sentIndexes } from "./ledger";
-import { forEachItems, renderEmail, validateAllEmails, type RenderedEmail } from "./render-emails";
-import { sendBatchWithRetry } from "./send-with-retry";
+import { countByStatus, markSent, markUnsentFailed, pendingInRange, quotaUsage, recordEmails, reopenUnsent, writeProgress, type LedgerEmail, type LedgerKey } from "./ledger";
+import { forEachItems, outputData, renderAllEmails, renderEmail, unsubscribeHeaders, type RenderedEmail } from "./render-emails";
+import { sendBatchWithRetry, type SendContext } from "./send-with-retry";
 
 export const EMAILS_PER_BATCH = 100;
 
-const ledgerKey = (node: NodeOf<"OUTPUT">, rt: NodeRuntime) => ({ runId: rt.runId, nodeId: node.id, accountId: rt.accountId });
+const ledgerKey = (node: NodeOf<"OUTPUT">, rt: NodeRuntime): LedgerKey => ({ runId: rt.ledgerRunId, nodeId: node.id, accountId: rt.accountId });
+const fmt = (n: number) => n.toLocaleString("en-US");
 
 /**
- * OUTPUT runs as several durable steps: this first one renders every email (refusing all if any is malformed),
- * checks the daily quota and records every email as pending in the send ledger; then one step per 100 emails sends
- * those not yet sent; `complete` counts what the ledger says was sent.
+ * OUTPUT runs as several durable steps. The first renders every email (refusing all if any is malformed), dedupes the
+ * normalised addresses, and records each email in the send ledger as pending, duplicate or suppressed — or, in a
+ * preview, as `preview` with its body, and stops there. Then one step per 100 items sends those still pending (paced,
+ * retried within the send budget) and moves `progress` on; `complete` counts what the ledger says.
  */
 export const outputExecutor: NodeExecutor<"OUTPUT"> = {
   async execute(node, rt) {
     const items = forEachItems(node, rt);
-    const recipients = validateAllEmails(node, rt, items);
-    await assertWithinQuota(node, rt, items.length);
-    await recordAllPending(rt.db, ledgerKey(node, rt), recipients);
+    const emails = renderAllEmails(node, rt, items);
+    const key = ledgerKey(node, rt);
+    const preview = rt.mode === "preview";
+    await reopenUnsent(rt.db, key);
+    await recordEmails(rt.db, key, plan(node, emails, preview));
+    if (preview) {
+      const counts = await countByStatus(rt.db, key.runId, node.id);
+      await rt.log("info", `Preview: ${fmt(counts.preview)} email(s) planned, ${fmt(counts.suppressed)} suppressed, ${fmt(counts.duplicate)} duplicate(s); nothing sent`);
+      return {
+        kind: "done",
+        output: { emailsSent: 0, emailsPlanned: counts.preview, suppressed: counts.suppressed, duplicates: counts.duplicate },
+        itemsIn: items.length,
+        itemsOut: 0,
+      };
+    }
+    await assertWithinQuota(rt, key);
+    await writeProgress(rt.db, key, rt.runId);
     return { kind: "batched", batches: Math.ceil(items.length / EMAILS_PER_BATCH) };
   },
 
   async runBatch(node, rt, batch) {
-    const items = forEachItems(node, rt);
+    const key = ledgerKey(node, rt);
     const from = batch * EMAILS_PER_BATCH;
+    const items = forEachItems(node, rt);
     const to = Math.min(items.length, from + EMAILS_PER_BATCH);
-    const emails: RenderedEmail[] = [];
-    for (let i = from; i < to; i++) {
+    const { indexes, startedAtMs } = await pendingInRange(rt.db, key, rt.runId, from, to);
+    if (indexes.length === 0) return;
+    const emails: RenderedEmail[] = indexes.sort((a, b) => a - b).map((i) => {
       const email = renderEmail(node, rt, items[i], i);
       // Inputs are immutable, so this only happens if data changed under us: refuse rather than send a malformed email.
       if (typeof email === "string") throw new NodeError(`Cannot render the email for item ${i}: ${email}.`);
-      emails.push(email);
-    }
-    const key = ledgerKey(node, rt);
-    const alreadySent = await sentIndexes(rt.db, key, from, to);
-    const pending = emails.filter((e) => !alreadySent.has(e.itemIndex));
-    if (pending.length === 0) return;
+      return email;
+    });
+    const sender = getEmailSender();
     try {
       const results = await sendBatchWithRetry(
-        getEmailSender(),
-        pending.map((e) => ({
+        sender,
+        emails.map((e) => ({
           to: e.to,
           subject: e.subject,
           text: e.text,
           html: e.html,
           kind: "workflow" as const,
-          idempotencyKey: `${rt.runId}:${node.id}:${e.itemIndex}`,
+          headers: unsubscribeHeaders(e.unsubscribeUrl),
+          idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
         })),
-        // Stable across retries and resumes: a batch is marked sent as a whole, so its pending set never changes.
-        `${rt.runId}:${node.id}:batch:${batch}:${pending.length}`,
+        // Stable across retries, resumes and the runs of a retry chain: a batch is marked sent as a whole.
+        `${key.runId}:${node.id}:batch:${batch}:${emails.length}`,
+        sendContext(rt, key, sender, startedAtMs),
       );
-      await markSent(rt.db, key, pending.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id })));
+      await markSent(rt.db, key, rt.runId, emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id })));
     } catch (error) {
       if (error instanceof NodeError) await markUnsentFailed(rt.db, key, error.message);
       throw error;
@@ -61,20 +78,65 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
   },
 
   async complete(node, rt) {
-    const items = forEachItems(node, rt);
-    const emailsSent = await countSent(rt.db, rt.runId, node.id);
-    await rt.log("info", `Sent ${emailsSent} email${emailsSent === 1 ? "" : "s"}`);
-    return { kind: "done", output: { emailsSent }, itemsIn: items.length, itemsOut: emailsSent };
+    const key = ledgerKey(node, rt);
+    const counts = await countByStatus(rt.db, key.runId, node.id);
+    const progress = await writeProgress(rt.db, key, rt.runId);
+    await rt.log("info", `Sent ${fmt(progress.sent)} email${progress.sent === 1 ? "" : "s"}` + skippedText(counts.suppressed, counts.duplicate));
+    const itemsIn = counts.pending + counts.sent + counts.suppressed + counts.duplicate + counts.failed + counts.preview;
+    return { kind: "done", output: { emailsSent: counts.sent, suppressed: counts.suppressed, duplicates: counts.duplicate }, itemsIn, itemsOut: counts.sent };
   },
 };
 
-async function assertWithinQuota(node: NodeOf<"OUTPUT">, rt: NodeRuntime, total: number): Promise<void> {
+function skippedText(suppressed: number, duplicates: number): string {
+  const parts = [suppressed ? `${fmt(suppressed)} suppressed` : "", duplicates ? `${fmt(duplicates)} duplicate(s)` : ""].filter(Boolean);
+  return parts.length ? ` (skipped: ${parts.join(", ")})` : "";
+}
+
+/** One email per distinct address unless `dedupe: false`; a preview keeps the rendered body. */
+function plan(node: NodeOf<"OUTPUT">, emails: RenderedEmail[], preview: boolean): LedgerEmail[] {
+  const dedupe = outputData(node).dedupe !== false;
+  const seen = new Set<string>();
+  return emails.map((e) => {
+    const duplicate = dedupe && seen.has(e.to);
+    seen.add(e.to);
+    const status = duplicate ? "duplicate" : preview ? "preview" : "pending";
+    if (!preview) return { itemIndex: e.itemIndex, to: e.to, subject: e.subject, status };
+    return { itemIndex: e.itemIndex, to: e.to, subject: e.subject, status, body: e.html ?? e.text ?? "", format: e.html !== undefined ? "html" : "text" };
+  });
+}
+
+function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, startedAtMs: number | null): SendContext {
+  const config = getConfig();
+  const budgetMinutes = config.emailSendBudgetMinutes;
+  const progress = async () => {
+    const counts = await countByStatus(rt.db, key.runId, key.nodeId);
+    return { sent: counts.sent, total: counts.sent + counts.pending };
+  };
+  return {
+    db: rt.db,
+    ratePerSecond: config.emailRatePerSecond,
+    deadline: (startedAtMs ?? Date.now()) + budgetMinutes * 60_000,
+    async quotaSentence(quota) {
+      const { sent, total } = await progress();
+      const provider = sender.name === "resend" ? "Resend" : "The email provider";
+      return `${provider}'s ${quota} quota is used up: ${fmt(sent)} of ${fmt(total)} emails were sent. Retry the run after the quota resets; emails already sent will not be sent again.`;
+    },
+    async budgetSentence(lastError) {
+      const { sent, total } = await progress();
+      return `The email provider kept failing for ${budgetMinutes} minutes (EMAIL_SEND_BUDGET_MINUTES; last answer: ${lastError}): ${fmt(sent)} of ${fmt(total)} emails were sent. Retry the run later; emails already sent will not be sent again.`;
+    },
+  };
+}
+
+/** Flowmail's own EMAIL_DAILY_QUOTA: checked before the first email, so a node never stops half-way for it. */
+async function assertWithinQuota(rt: NodeRuntime, key: LedgerKey): Promise<void> {
   const quota = getConfig().emailDailyQuota;
-  const { usedToday, alreadyRecorded } = await quotaUsage(rt.db, ledgerKey(node, rt));
-  const needed = total - alreadyRecorded;
-  if (needed > 0 && usedToday + total > quota) {
-    throw new NodeError(
-      `The daily email quota of ${quota} would be exceeded: ${usedToday} workflow emails were already sent today and this node needs ${total}. Nothing was sent; try again tomorrow or send to fewer recipients.`,
-    );
+  const { usedToday, thisNode } = await quotaUsage(rt.db, key);
+  if (thisNode > 0 && usedToday + thisNode > quota) {
+    const message =
+      `Flowmail's daily email quota (EMAIL_DAILY_QUOTA, ${fmt(quota)}) is used up: ${fmt(usedToday)} workflow emails were already sent today and this node has ${fmt(thisNode)} to send, so none of them was sent. ` +
+      "Retry the run after the quota resets (midnight UTC) or send to fewer recipients; emails already sent will not be sent again.";
+    await markUnsentFailed(rt.db, key, message);
+    throw new NodeError(message);
   }
 }

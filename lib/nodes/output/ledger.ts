@@ -1,77 +1,151 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
+import type { EmailSendStatus } from "@/db/schema";
 import { newId } from "@/lib/ids";
 
-type Key = { runId: string; nodeId: string; accountId: string };
+/**
+ * The send ledger: one row per (ledger run, node, item), the exactly-once guard and the per-email record of a run.
+ * `runId` here is the ledger run (the first run of a retry chain), so a retry never re-sends what its chain sent.
+ */
+export type LedgerKey = { runId: string; nodeId: string; accountId: string };
 
-type Recipient = { itemIndex: number; to: string; subject: string };
+export type LedgerEmail = {
+  itemIndex: number;
+  to: string;
+  subject: string;
+  status: Extract<EmailSendStatus, "pending" | "duplicate" | "preview">;
+  body?: string;
+  format?: "text" | "html";
+};
+
+export type StatusCounts = Record<EmailSendStatus, number>;
+
+const CHUNK = 5000;
 
 /**
- * Records every email of the node as pending before any provider call (the unique (run, node, item) key makes it
- * idempotent, so a resumed node records nothing twice). A few large statements with one JSON parameter each:
- * far cheaper than one insert per batch, above all on PGlite.
+ * Records every email of the node before any provider call: a few large statements with one JSON parameter each (far
+ * cheaper than one insert per batch, above all on PGlite). Idempotent on the unique key, so a resumed node records
+ * nothing twice. Addresses on the account's suppression list are recorded as `suppressed` on the way in.
  */
-export async function recordAllPending(db: Db, key: Key, emails: Recipient[]): Promise<void> {
-  for (let start = 0; start < emails.length; start += 5000) {
+export async function recordEmails(db: Db, key: LedgerKey, emails: LedgerEmail[]): Promise<void> {
+  for (let start = 0; start < emails.length; start += CHUNK) {
     const rows = JSON.stringify(
-      emails.slice(start, start + 5000).map((e) => ({ id: newId("eml"), item_index: e.itemIndex, to: e.to, subject: e.subject })),
+      emails.slice(start, start + CHUNK).map((e) => ({ id: newId("eml"), i: e.itemIndex, to: e.to, s: e.subject, st: e.status, b: e.body ?? null, f: e.format ?? null })),
     );
     await db.execute(sql`
-      insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status)
-      select x.id, ${key.runId}, ${key.nodeId}, x.item_index, ${key.accountId}, x."to", x.subject, 'pending'
-      from jsonb_to_recordset(${rows}::jsonb) as x(id text, item_index int, "to" text, subject text)
+      insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status, body, format)
+      select x.id, ${key.runId}, ${key.nodeId}, x.i, ${key.accountId}, x."to", x.s,
+        case when x.st <> 'duplicate' and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = x."to")
+          then 'suppressed' else x.st end,
+        x.b, x.f
+      from jsonb_to_recordset(${rows}::jsonb) as x(id text, i int, "to" text, s text, st text, b text, f text)
       on conflict (run_id, node_id, item_index) do nothing`);
   }
 }
 
-/** Item indexes in [from, to) that an earlier attempt already delivered. */
-export async function sentIndexes(db: Db, key: Key, from: number, to: number): Promise<Set<number>> {
-  const rows = await execRows<{ item_index: number }>(
-    db,
-    sql`select item_index from email_sends
-        where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'sent' and item_index >= ${from} and item_index < ${to}`,
-  );
-  return new Set(rows.map((r) => Number(r.item_index)));
+/**
+ * A node executed again in a retry chain: emails a failed attempt never sent become pending again, and pending ones
+ * whose address was suppressed meanwhile are skipped. Sent ones stay sent (and are not sent again).
+ */
+export async function reopenUnsent(db: Db, key: LedgerKey): Promise<void> {
+  await db.execute(sql`
+    update email_sends e set
+      status = case when exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = e."to") then 'suppressed' else 'pending' end,
+      error = null
+    where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.status in ('failed', 'pending')`);
 }
 
-export async function markSent(db: Db, key: Key, sent: { itemIndex: number; providerId: string }[]): Promise<void> {
+/**
+ * The pending emails of items [from, to), re-checking the suppression list at send time (an unsubscribe during a long
+ * run counts), plus the node's start (its send budget runs from there) — one round trip per batch.
+ */
+export async function pendingInRange(db: Db, key: LedgerKey, execRunId: string, from: number, to: number): Promise<{ indexes: number[]; startedAtMs: number | null }> {
+  const rows = await execRows<{ item_index: number; started_ms: number | string | null }>(
+    db,
+    sql`with sup as (
+          update email_sends e set status = 'suppressed'
+          from suppressions s
+          where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
+            and e.status = 'pending' and s.account_id = ${key.accountId} and s.email = e."to"
+          returning e.item_index
+        )
+        select e.item_index,
+          (select extract(epoch from started_at) * 1000 from node_results where run_id = ${execRunId} and node_id = ${key.nodeId})::float8 as started_ms
+        from email_sends e
+        where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
+          and e.status = 'pending' and e.item_index not in (select item_index from sup)`,
+  );
+  return { indexes: rows.map((r) => Number(r.item_index)), startedAtMs: rows[0]?.started_ms == null ? null : Number(rows[0].started_ms) };
+}
+
+/**
+ * Marks a delivered batch sent and moves the node's progress on by exactly the rows that changed (so a repeated
+ * statement never counts a batch twice), in one round trip.
+ */
+export async function markSent(db: Db, key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<void> {
   if (sent.length === 0) return;
   const rows = JSON.stringify(sent.map((s) => ({ idx: s.itemIndex, pid: s.providerId })));
   await db.execute(sql`
-    update email_sends as e set status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null
-    from jsonb_to_recordset(${rows}::jsonb) as v(idx int, pid text)
-    where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index = v.idx`);
+    with upd as (
+      update email_sends as e set status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null
+      from jsonb_to_recordset(${rows}::jsonb) as v(idx int, pid text)
+      where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index = v.idx and e.status <> 'sent'
+      returning 1
+    )
+    update node_results set progress = jsonb_build_object(
+      'sent', coalesce((progress->>'sent')::int, 0) + (select count(*) from upd),
+      'total', coalesce((progress->>'total')::int, 0))
+    where run_id = ${execRunId} and node_id = ${key.nodeId}`);
 }
 
-/** After a node failure: its unsent emails will never be sent, so they stop counting against the daily quota. */
-export async function markUnsentFailed(db: Db, key: Key, error: string): Promise<void> {
+/** The node's progress from the ledger (start and end of the node: the batches move it on incrementally). */
+export async function writeProgress(db: Db, key: LedgerKey, execRunId: string): Promise<{ sent: number; total: number }> {
+  const [row] = await execRows<{ sent: number; total: number }>(
+    db,
+    sql`with c as (
+          select count(*) filter (where status = 'sent')::int as sent,
+                 count(*) filter (where status in ('sent', 'pending'))::int as total
+          from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId}
+        ), upd as (
+          update node_results set progress = jsonb_build_object('sent', c.sent, 'total', c.total)
+          from c where run_id = ${execRunId} and node_id = ${key.nodeId}
+        )
+        select sent, total from c`,
+  );
+  return { sent: Number(row?.sent ?? 0), total: Number(row?.total ?? 0) };
+}
+
+/** After a node failure: its unsent emails will never be sent by this run, so they stop counting against the quota. */
+export async function markUnsentFailed(db: Db, key: LedgerKey, error: string): Promise<void> {
   await db.execute(sql`
     update email_sends set status = 'failed', error = ${error}
     where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'pending'`);
 }
 
-export async function countSent(db: Db, runId: string, nodeId: string): Promise<number> {
-  const [row] = await execRows<{ n: number }>(
+export async function countByStatus(db: Db, ledgerRunId: string, nodeId: string): Promise<StatusCounts> {
+  const rows = await execRows<{ status: EmailSendStatus; n: number }>(
     db,
-    sql`select count(*)::int as n from email_sends where run_id = ${runId} and node_id = ${nodeId} and status = 'sent'`,
+    sql`select status, count(*)::int as n from email_sends where run_id = ${ledgerRunId} and node_id = ${nodeId} group by status`,
   );
-  return Number(row?.n ?? 0);
+  const counts: StatusCounts = { pending: 0, sent: 0, suppressed: 0, duplicate: 0, failed: 0, preview: 0 };
+  for (const row of rows) counts[row.status] = Number(row.n);
+  return counts;
 }
 
 /**
- * Workflow emails the account sent (or is sending) today (UTC), not counting this node of this run,
- * and how many of this node's emails are already in the ledger.
+ * Workflow emails the account sent or is about to send today (UTC), this node's pending ones included: what the
+ * daily quota (EMAIL_DAILY_QUOTA) counts. Previews, suppressed and duplicate records send nothing and do not count.
  */
-export async function quotaUsage(db: Db, key: Key): Promise<{ usedToday: number; alreadyRecorded: number }> {
+export async function quotaUsage(db: Db, key: LedgerKey): Promise<{ usedToday: number; thisNode: number }> {
   const [row] = await execRows<{ used: number; mine: number }>(
     db,
     sql`select
-          count(*) filter (where not (run_id = ${key.runId} and node_id = ${key.nodeId}))::int as used,
-          count(*) filter (where run_id = ${key.runId} and node_id = ${key.nodeId})::int as mine
-        from email_sends
-        where account_id = ${key.accountId} and status <> 'failed'
-          and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'`,
+          (select count(*) from email_sends
+            where account_id = ${key.accountId} and status in ('pending', 'sent')
+              and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
+              and not (run_id = ${key.runId} and node_id = ${key.nodeId}))::int as used,
+          (select count(*) from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'pending')::int as mine`,
   );
-  return { usedToday: Number(row?.used ?? 0), alreadyRecorded: Number(row?.mine ?? 0) };
+  return { usedToday: Number(row?.used ?? 0), thisNode: Number(row?.mine ?? 0) };
 }

@@ -1,14 +1,21 @@
 import "server-only";
 import { renderTemplate, renderTemplateString, TemplateError } from "@/lib/graph/templates";
+import { EMAIL_ADDRESS, normalizeEmail } from "@/lib/services/suppressions/normalize-email";
+import { unsubscribeUrl } from "@/lib/services/suppressions/unsubscribe-token";
 import { describe } from "../filter/execute";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";
 
-export type RenderedEmail = { itemIndex: number; to: string; subject: string; text?: string; html?: string };
+export type RenderedEmail = { itemIndex: number; to: string; subject: string; text?: string; html?: string; unsubscribeUrl?: string };
 
-type OutputData = { forEach: string; to: string; subject: string; body: string; format?: "text" | "html" };
-
-// One address, no display name, no list: what a person means by "the recipient of this email".
-const EMAIL_ADDRESS = /^[^\s@<>(),;:"\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+type OutputData = {
+  forEach: string;
+  to: string;
+  subject: string;
+  body: string;
+  format?: "text" | "html";
+  dedupe?: boolean;
+  unsubscribe?: boolean;
+};
 
 export function outputData(node: NodeOf<"OUTPUT">): OutputData {
   return node.data as OutputData;
@@ -30,37 +37,53 @@ export function forEachItems(node: NodeOf<"OUTPUT">, rt: NodeRuntime): unknown[]
   return value;
 }
 
-/** Renders one email; returns a sentence describing the problem instead when it cannot be sent as is. */
+/**
+ * Renders one email; returns a sentence describing the problem instead when it cannot be sent as is. `to` comes out
+ * normalised (trimmed, lower-cased: CONTRACT 11). Unless the node is transactional (`unsubscribe: false`) the email
+ * carries its one-click unsubscribe address, which `{{unsubscribeUrl}}` in the body also names.
+ */
 export function renderEmail(node: NodeOf<"OUTPUT">, rt: NodeRuntime, item: unknown, itemIndex: number): RenderedEmail | string {
   const data = outputData(node);
   const html = data.format === "html";
   const ctx = (field: string) => rt.templateContext(field, { value: item, index: itemIndex });
   let to: string, subject: string, body: string;
+  let unsubscribe: string | undefined;
   try {
     to = renderTemplateString(data.to, ctx("to"), { html: false });
     subject = renderTemplateString(data.subject, ctx("subject"), { html: false });
-    body = renderTemplateString(data.body, ctx("body"), { html });
+    if (/[\r\n]/.test(to) || /[\r\n]/.test(subject)) {
+      return `item ${itemIndex}: the rendered "to" or "subject" contains a line break, which would let data inject email headers`;
+    }
+    to = normalizeEmail(to);
+    if (!EMAIL_ADDRESS.test(to)) {
+      return `item ${itemIndex}: "to" rendered as ${JSON.stringify(to.slice(0, 80))}, which is not one valid email address`;
+    }
+    if (data.unsubscribe !== false || usesUnsubscribeUrl(data.body)) unsubscribe = unsubscribeUrl(rt.accountId, to);
+    body = renderTemplateString(data.body, { ...ctx("body"), unsubscribeUrl: unsubscribe }, { html });
   } catch (error) {
     if (error instanceof TemplateError) return error.message;
     throw error;
   }
-  if (/[\r\n]/.test(to) || /[\r\n]/.test(subject)) {
-    return `item ${itemIndex}: the rendered "to" or "subject" contains a line break, which would let data inject email headers`;
-  }
-  to = to.trim();
-  if (!EMAIL_ADDRESS.test(to)) {
-    return `item ${itemIndex}: "to" rendered as ${JSON.stringify(to.slice(0, 80))}, which is not one valid email address`;
-  }
-  return html ? { itemIndex, to, subject, html: body } : { itemIndex, to, subject, text: body };
+  const email: RenderedEmail = html ? { itemIndex, to, subject, html: body } : { itemIndex, to, subject, text: body };
+  if (data.unsubscribe !== false) email.unsubscribeUrl = unsubscribe;
+  return email;
+}
+
+const usesUnsubscribeUrl = (body: string) => /\{\{\s*unsubscribeUrl\s*\}\}/.test(body);
+
+/** RFC 8058 one-click unsubscribe headers. */
+export function unsubscribeHeaders(url: string | undefined): Record<string, string> | undefined {
+  if (!url) return undefined;
+  return { "List-Unsubscribe": `<${url}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" };
 }
 
 /**
  * Renders every email (so nothing is sent when any of them is malformed); throws the first few problems.
- * Returns the recipients and subjects, for the send ledger.
+ * `keepBody`: the rendered body is kept (a preview records it).
  */
-export function validateAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: unknown[]): { itemIndex: number; to: string; subject: string }[] {
+export function renderAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: unknown[]): RenderedEmail[] {
   const problems: string[] = [];
-  const recipients: { itemIndex: number; to: string; subject: string }[] = [];
+  const emails: RenderedEmail[] = [];
   let count = 0;
   for (let i = 0; i < items.length; i++) {
     const result = renderEmail(node, rt, items[i], i);
@@ -68,12 +91,17 @@ export function validateAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items
       count++;
       if (problems.length < 3) problems.push(result);
     } else {
-      recipients.push({ itemIndex: i, to: result.to, subject: result.subject });
+      emails.push(result);
     }
   }
-  if (count === 0) return recipients;
+  if (count === 0) return emails;
   const more = count > problems.length ? ` (and ${count - problems.length} more)` : "";
   throw new NodeError(
     `${count} of ${items.length} emails could not be rendered, so none was sent: ${problems.join("; ")}${more}.`,
   );
+}
+
+/** Kept for callers that only need the recipients. */
+export function validateAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: unknown[]): { itemIndex: number; to: string; subject: string }[] {
+  return renderAllEmails(node, rt, items).map((e) => ({ itemIndex: e.itemIndex, to: e.to, subject: e.subject }));
 }

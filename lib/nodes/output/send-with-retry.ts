@@ -1,32 +1,61 @@
 import "server-only";
+import type { Db } from "@/db/client";
+import { acquireSendSlot, reportRateLimit } from "@/lib/email/pacing";
 import { EmailSendError, type EmailSender, type OutgoingEmail, type SendResult } from "@/lib/email/types";
 import { NodeError } from "../types";
 
 export const retryPolicy = {
-  maxAttempts: 6,
+  /** First backoff of a 5xx or network failure; doubles per attempt (full jitter), capped at maxDelayMs. */
   baseDelayMs: 500,
   maxDelayMs: 30_000,
-  /** A batch gives up after this long, so a provider outage fails the node instead of hanging the run. */
-  maxTotalMs: 120_000,
+  /** Kept for tests that shorten the waits; the send budget, not an attempt count, decides when to give up. */
+  maxAttempts: Number.POSITIVE_INFINITY,
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Sends one batch; provider 429/5xx/network errors are retried with backoff honouring Retry-After. */
-export async function sendBatchWithRetry(sender: EmailSender, emails: OutgoingEmail[], batchKey: string): Promise<SendResult[]> {
-  const started = Date.now();
+export type SendContext = {
+  db: Db;
+  /** Provider calls per second (EMAIL_RATE_PER_SECOND) for paced transports. */
+  ratePerSecond: number;
+  /** When the node's send budget (EMAIL_SEND_BUDGET_MINUTES from the node's start) runs out, epoch ms. */
+  deadline: number;
+  /** The sentence for a quota answer (it knows how many emails the node has sent so far). */
+  quotaSentence: (quota: "daily" | "monthly") => Promise<string>;
+  /** The sentence for a budget that ran out. */
+  budgetSentence: (lastError: string) => Promise<string>;
+};
+
+/**
+ * Sends one batch. A paced transport (Resend) takes a slot of the shared limiter before every call and feeds the
+ * provider's rate-limit headers back to it. 429 waits Retry-After (shared by every sender of the key, plus jitter);
+ * 5xx and network failures back off exponentially with full jitter; both go on until the node's send budget is spent.
+ * A quota answer fails at once; any other refusal fails with the provider's (sanitised) message.
+ */
+export async function sendBatchWithRetry(sender: EmailSender, emails: OutgoingEmail[], batchKey: string, ctx: SendContext): Promise<SendResult[]> {
   for (let attempt = 1; ; attempt++) {
+    if (sender.pacingKey) await acquireSendSlot(ctx.db, sender.pacingKey, ctx.ratePerSecond);
     try {
-      return await sender.sendBatch(emails, batchKey);
+      if (!sender.sendBatchDetailed) return await sender.sendBatch(emails, batchKey);
+      const { results, rateLimit } = await sender.sendBatchDetailed(emails, batchKey);
+      if (sender.pacingKey) await reportRateLimit(ctx.db, sender.pacingKey, ctx.ratePerSecond, rateLimit, 200);
+      return results;
     } catch (error) {
       if (!(error instanceof EmailSendError)) throw error;
+      if (error.details.quota) throw new NodeError(await ctx.quotaSentence(error.details.quota), { cause: error });
       if (!error.retryable) throw new NodeError(`The email provider refused the emails: ${error.message}`, { cause: error });
-      const backoff = Math.min(retryPolicy.maxDelayMs, retryPolicy.baseDelayMs * 2 ** (attempt - 1));
-      const wait = error.retryAfterSeconds !== undefined ? Math.min(retryPolicy.maxDelayMs, error.retryAfterSeconds * 1000) : backoff;
-      if (attempt >= retryPolicy.maxAttempts || Date.now() - started + wait > retryPolicy.maxTotalMs) {
-        throw new NodeError(`The email provider kept failing after ${attempt} attempts: ${error.message}. Try the run again later.`, {
-          cause: error,
-        });
+      let wait: number;
+      if (error.details.status === 429 && sender.pacingKey) {
+        // The shared limiter now holds every sender until Retry-After has passed; the next slot waits for it.
+        await reportRateLimit(ctx.db, sender.pacingKey, ctx.ratePerSecond, error.details.rateLimit ?? { retryAfterSeconds: 1 }, 429);
+        wait = 0;
+      } else if (error.retryAfterSeconds !== undefined) {
+        wait = Math.min(retryPolicy.maxDelayMs, error.retryAfterSeconds * 1000) + Math.random() * retryPolicy.baseDelayMs;
+      } else {
+        wait = Math.random() * Math.min(retryPolicy.maxDelayMs, retryPolicy.baseDelayMs * 2 ** (attempt - 1));
+      }
+      if (attempt >= retryPolicy.maxAttempts || Date.now() + wait > ctx.deadline) {
+        throw new NodeError(await ctx.budgetSentence(error.message), { cause: error });
       }
       await sleep(wait);
     }

@@ -24,7 +24,7 @@ export async function listMailbox(query: { to?: string; limit: number; cursor?: 
   return {
     items: result.items.map((row) => ({
       id: row.id, from: row.from, to: row.to, subject: row.subject, text: row.text, html: row.html,
-      kind: row.kind, createdAt: row.createdAt.toISOString(),
+      kind: row.kind, headers: row.headers ?? {}, createdAt: row.createdAt.toISOString(),
     })),
     nextCursor: result.nextCursor,
   };

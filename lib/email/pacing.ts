@@ -1,0 +1,74 @@
+import "server-only";
+import { sql } from "drizzle-orm";
+import { execRows, type Db } from "@/db/client";
+import type { RateLimitInfo } from "./types";
+
+/**
+ * The provider limiter (CONTRACT 11, "Pacing"): one row per provider key in PostgreSQL, shared by every run, process
+ * and instance. Each call takes the next slot in one atomic statement (`next_at` moves on by one spacing), then sleeps
+ * until its slot — a virtual schedule, so N waiting callers are spaced evenly instead of bursting at each second.
+ * Times come from the database clock, so instances with skewed clocks agree.
+ */
+export const pacingPolicy = {
+  /**
+   * Slots are spaced 5 % wider than 1/rate: a provider that counts calls in a sliding (or rolling) one-second window
+   * at exactly our rate would otherwise see the sixth call a few milliseconds early whenever network latency varies.
+   */
+  marginFactor: 1.05,
+  /** Jitter added to a shared Retry-After hold, so the waiting senders do not all retry in the same millisecond. */
+  retryJitterMs: 250,
+};
+
+/** Waits until this caller may make one provider call. */
+export async function acquireSendSlot(db: Db, key: string, ratePerSecond: number): Promise<void> {
+  const waitMs = await takeSlot(db, key, ratePerSecond);
+  if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+}
+
+/** Takes the next slot and returns how many milliseconds from now it starts. */
+export async function takeSlot(db: Db, key: string, ratePerSecond: number): Promise<number> {
+  const margin = pacingPolicy.marginFactor;
+  const [row] = await execRows<{ wait_ms: number | string }>(
+    db,
+    sql`insert into email_send_pacing as p (key, next_at, slot_at, updated_at)
+        values (${key}, now() + make_interval(secs => ${margin / ratePerSecond}::float8), now(), now())
+        on conflict (key) do update set
+          slot_at = greatest(p.next_at, now()),
+          next_at = greatest(p.next_at, now())
+            + make_interval(secs => ${margin}::float8 / least(${ratePerSecond}::float8, coalesce(p.provider_limit, ${ratePerSecond})::float8)),
+          updated_at = now()
+        returning greatest(0, extract(epoch from (slot_at - clock_timestamp())) * 1000)::float8 as wait_ms`,
+  );
+  return Math.ceil(Number(row?.wait_ms ?? 0));
+}
+
+/**
+ * Feeds what the provider said back into the shared limiter:
+ * - `retry-after` (a 429): nobody calls before it has passed (plus jitter);
+ * - `ratelimit-remaining: 0`: nobody calls before `ratelimit-reset` (at most one window, 1 s: Resend's limit is per
+ *   second, and a whole-second reset rounded up must not stall every sender for longer);
+ * - `ratelimit-limit` below our rate: the spacing follows the provider's limit from now on.
+ * Returns without a statement when the headers ask for nothing (the common case).
+ */
+export async function reportRateLimit(db: Db, key: string, ratePerSecond: number, info: RateLimitInfo | undefined, status?: number | null): Promise<void> {
+  if (!info) return;
+  let holdMs = 0;
+  if (status === 429 && info.retryAfterSeconds !== undefined) {
+    holdMs = info.retryAfterSeconds * 1000 + Math.random() * pacingPolicy.retryJitterMs;
+  } else if (info.remaining === 0 && info.resetSeconds !== undefined) {
+    holdMs = Math.min(info.resetSeconds, 1) * 1000;
+  }
+  const limit = info.limit !== undefined && info.limit > 0 && info.limit < ratePerSecond ? Math.floor(info.limit) : null;
+  if (holdMs <= 0 && limit === null && knownLimits.get(key) === undefined) return;
+  if (holdMs <= 0 && limit === (knownLimits.get(key) ?? null)) return;
+  knownLimits.set(key, limit);
+  await db.execute(sql`
+    update email_send_pacing set
+      next_at = greatest(next_at, now() + make_interval(secs => ${holdMs / 1000}::float8)),
+      provider_limit = ${limit},
+      updated_at = now()
+    where key = ${key}`);
+}
+
+/** The provider limit this process last wrote per key, so an unchanged `ratelimit-limit` costs no statement. */
+const knownLimits = new Map<string, number | null>();

@@ -1,0 +1,15 @@
+import "server-only";
+import { and, eq } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { suppressions } from "@/db/schema";
+import { notFound } from "@/lib/http/errors";
+import { normalizeEmail } from "./normalize-email";
+
+/** Takes an address off the list: its workflow emails are sent again. */
+export async function removeSuppression(accountId: string, email: string): Promise<void> {
+  const db = await getDb();
+  const removed = await db.delete(suppressions)
+    .where(and(eq(suppressions.accountId, accountId), eq(suppressions.email, normalizeEmail(email))))
+    .returning({ email: suppressions.email });
+  if (removed.length === 0) throw notFound("Suppressed address");
+}
