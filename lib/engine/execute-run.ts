@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { NodeStatus } from "@/db/schema";
 import { compileExpression, ExpressionError, isTruthy } from "@/lib/graph/expressions";
-import { decideNode, outgoingEdges, topologicalOrder } from "@/lib/graph/plan";
+import { ancestorsOf, decideNode, outgoingEdges, topologicalOrder } from "@/lib/graph/plan";
 import type { Graph, GraphEdge, GraphNode } from "@/lib/graph/schema";
 import { log } from "@/lib/log";
 import { nodeExecutors } from "@/lib/nodes/registry";
@@ -12,6 +12,7 @@ import { finalizeRun } from "./finalize-run";
 import { markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow, startRunRows } from "./node-store";
 import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
 import { claimNextRun, heartbeat, type ClaimedRunInfo } from "./queue";
+import { releaseRun, stopReason, type StopReason } from "./run-control";
 import { appendRunLog } from "./run-log";
 import { buildRuntime, namedOutputs, RUN_INFO_COLUMNS, runInfoExtras, type RunInfo, type RunInfoRow } from "./runtime";
 
@@ -20,11 +21,13 @@ export type Step = { run<T>(id: string, fn: () => Promise<T>): Promise<T> };
 
 /** What a node step returns (step results stay small: outputs live in Postgres). */
 export type NodeSummary = {
-  status: "SUCCESS" | "FAILED" | "RUNNING";
+  /** STOPPED: a cancel or a hand-back (SIGTERM) was seen before the node's next email batch. */
+  status: "SUCCESS" | "FAILED" | "RUNNING" | "STOPPED";
   error?: string;
   /** Targets of outgoing edges whose condition was false. */
   deadTargets?: string[];
   batches?: number;
+  stop?: StopReason;
 };
 
 export type EngineDeps = {
@@ -63,17 +66,34 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
   const order = topologicalOrder(run.graph);
   const byId = new Map(run.graph.nodes.map((n) => [n.id, n]));
   let failed = false;
-  while (!failed) {
+  let stopped: StopReason | null = null;
+  while (!failed && !stopped) {
+    // Checked at every node boundary (and before every email batch, in runNode): cancel and SIGTERM stop here.
+    stopped = await stopReason(db, runId);
+    if (stopped) break;
     const wave = await planWave(db, run, order, statuses, summaries);
     if (wave.length === 0) break;
     const results = await Promise.all(wave.map((id) => runNode(step, deps, run, byId.get(id)!)));
     wave.forEach((id, i) => {
       summaries.set(id, results[i]);
-      statuses.set(id, results[i].status === "SUCCESS" ? "SUCCESS" : "FAILED");
-      if (results[i].status !== "SUCCESS") failed = true;
+      if (results[i].status === "STOPPED") stopped = results[i].stop ?? "cancel";
+      else statuses.set(id, results[i].status === "SUCCESS" ? "SUCCESS" : "FAILED");
+      if (results[i].status === "FAILED") failed = true;
     });
   }
-  await step.run("finalize", () => finalizeRun(deps, run, order));
+  // A cancel that arrived during a hand-back still finishes the run as cancelled.
+  const reason = stopped ? await stopReason(db, runId, { fresh: true }) : null;
+  if (reason === "handback") {
+    // SIGTERM/SIGINT: the run stays RUNNING, released so the next process (or another instance) resumes it at once.
+    await releaseRun(db, runId);
+    forgetRuntimes(runId);
+    return;
+  }
+  await step.run("finalize", () => finalizeRun(deps, run, order, { cancelled: reason === "cancel" }));
+  forgetRuntimes(runId);
+}
+
+function forgetRuntimes(runId: string): void {
   for (const key of runtimes.keys()) if (key.startsWith(`${runId}:`)) runtimes.delete(key);
 }
 
@@ -89,9 +109,11 @@ async function planWave(
   const statusOf = (id: string) => statuses.get(id) ?? "PENDING";
   const ready: string[] = [];
   const skipped: string[] = [];
+  const outside = untilScope(run);
   for (const id of order) {
     if (statuses.get(id) !== "PENDING") continue;
-    const decision = decideNode(run.graph, id, statusOf, edgeIsLive);
+    // Preview `until`: only that node and its ancestors execute; every other node is SKIPPED (CONTRACT 11).
+    const decision = outside?.(id) ? "skip" : decideNode(run.graph, id, statusOf, edgeIsLive);
     if (decision === "skip") {
       statuses.set(id, "SKIPPED"); // later nodes in topological order see it at once
       skipped.push(id);
@@ -104,6 +126,15 @@ async function planWave(
   return ready;
 }
 
+/** For a preview with `until`, a test "is this node outside the until node's ancestry"; undefined otherwise. */
+function untilScope(run: RunInfo): ((id: string) => boolean) | undefined {
+  if (run.mode !== "preview" || !run.untilNodeId) return undefined;
+  if (!run.graph.nodes.some((n) => n.id === run.untilNodeId)) return undefined;
+  const keep = ancestorsOf(run.graph, run.untilNodeId);
+  keep.add(run.untilNodeId);
+  return (id) => !keep.has(id);
+}
+
 const BATCHES_IN_PARALLEL = 4;
 
 /** One node: its main step, then (OUTPUT) one step per batch and a completing step. */
@@ -114,6 +145,8 @@ async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNo
   const batches = first.batches ?? 0;
   // A few batch steps at a time: the ledger keys each email, so concurrent batches never overlap.
   for (let start = 0; start < batches; start += BATCHES_IN_PARALLEL) {
+    const stop = await stopReason(deps.db, run.runId);
+    if (stop) return { status: "STOPPED", stop };
     const group = Array.from({ length: Math.min(BATCHES_IN_PARALLEL, batches - start) }, (_, k) => start + k);
     // allSettled: when one batch throws (a lost database connection), its siblings finish before the run is given
     // up, so a resume never sends a batch that an orphaned sibling is still sending.

@@ -1,5 +1,7 @@
 import "server-only";
+import { after } from "next/server";
 import { getConfig } from "@/lib/config";
+import { log } from "@/lib/log";
 import { getEmbeddedExecutor } from "./embedded-executor";
 
 /**
@@ -13,4 +15,30 @@ export async function wakeWorkflow(workflowId: string): Promise<void> {
     return;
   }
   getEmbeddedExecutor()?.poke(workflowId);
+}
+
+/**
+ * Work that must outlive the response (CONTRACT 12, "Serverless"): handed to Next's `after()`, so a host that freezes
+ * the function once it has answered still finishes it. Outside a request (the executor, scripts, tests calling
+ * services directly) there is no response to wait for, and `after()` throws: the work then just starts now.
+ */
+export function afterResponse(what: string, work: () => Promise<unknown>, fields: Record<string, unknown> = {}): void {
+  const run = () => work().catch((error) => log.error(`${what} failed`, { ...fields, error }));
+  try {
+    after(run);
+  } catch {
+    void run();
+  }
+}
+
+/**
+ * The enqueue's wake-up. The embedded executor is poked synchronously (no I/O: the run starts while the 202 is being
+ * written); an Inngest event send is a network round trip, so it goes after the response.
+ */
+export function wakeAfterResponse(workflowId: string): void {
+  if (!getConfig().inngest.enabled) {
+    getEmbeddedExecutor()?.poke(workflowId);
+    return;
+  }
+  afterResponse("wake-up (the sweep will repair it)", () => wakeWorkflow(workflowId), { workflowId });
 }

@@ -3,6 +3,7 @@ import type { OperationSpec } from "@/lib/http/openapi";
 import { paginationQuery } from "@/lib/http/pagination";
 
 export const runStatus = z.enum(["PENDING", "RUNNING", "SUCCESS", "FAILED"]);
+export const runTrigger = z.enum(["manual", "schedule", "hook", "retry", "send"]);
 export const nodeStatus = z.enum(["PENDING", "RUNNING", "SUCCESS", "FAILED", "SKIPPED"]);
 
 export const runResult = z.object({
@@ -28,6 +29,8 @@ export const nodeResultSchema = z.object({
   completedAt: z.string().nullable(),
   itemsIn: z.number().int().optional(),
   itemsOut: z.number().int().optional(),
+  reused: z.literal(true).optional().describe("Copied from the run this one retries or sends; not executed again (its times are the original's)"),
+  progress: z.object({ sent: z.number().int(), total: z.number().int() }).optional().describe("A running OUTPUT node's progress"),
 });
 
 export const runLogSchema = z.object({
@@ -47,6 +50,13 @@ const runBase = {
   enqueuedAt: z.string(),
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
+  trigger: runTrigger,
+  mode: z.enum(["live", "preview"]),
+  retryOf: z.string().optional().describe("The FAILED run this run retries"),
+  sendOf: z.string().optional().describe("The preview run this live run sends"),
+  queuePosition: z.number().int().min(1).optional().describe("PENDING runs only: 1 = the next run of its workflow to start"),
+  cancelRequested: z.literal(true).optional().describe("RUNNING runs only: a cancel was asked; the run stops at its next step"),
+  outputExpired: z.literal(true).optional().describe("Node outputs and per-email records were removed (RUN_OUTPUT_RETENTION_DAYS)"),
 };
 
 export const runResponse = z.object({
@@ -60,6 +70,31 @@ export const runResponse = z.object({
 
 export const runSummary = z.object(runBase);
 export const runListResponse = z.object({ items: z.array(runSummary), nextCursor: z.string().nullable() });
+export const accountRunListResponse = z.object({
+  items: z.array(runSummary.extend({ workflowName: z.string() })),
+  nextCursor: z.string().nullable(),
+});
+
+export const listAccountRunsQuery = z.strictObject({
+  status: runStatus.optional(),
+  workflowId: z.string().max(100).optional(),
+  ...paginationQuery,
+});
+
+export const retryRunResponse = z.object({
+  runId: z.string(),
+  workflowId: z.string(),
+  status: z.literal("PENDING"),
+  enqueuedAt: z.string(),
+  retryOf: z.string(),
+});
+
+export const cancelRunResponse = z.object({
+  runId: z.string(),
+  workflowId: z.string(),
+  status: runStatus.describe("FAILED when a PENDING run was cancelled; RUNNING until the executor stops it (≤ 5 s)"),
+  cancelRequested: z.literal(true),
+});
 
 export const getRunQuery = z.strictObject({ nodes: z.enum(["map", "array"]).default("map") });
 
@@ -122,5 +157,36 @@ export const runsOperations: OperationSpec[] = [
     query: listRunsQuery,
     responses: { 200: { description: "A page of runs", schema: runListResponse } },
     errors: ["not_found"],
+  },
+  {
+    method: "get",
+    path: "/api/runs",
+    operationId: "listRuns",
+    summary: "The account's runs across workflows, newest first, with workflowName (filters: status, workflowId)",
+    tag: "Runs",
+    auth: true,
+    query: listAccountRunsQuery,
+    responses: { 200: { description: "A page of runs", schema: accountRunListResponse } },
+    errors: ["validation_failed"],
+  },
+  {
+    method: "post",
+    path: "/api/workflows/runs/:runId/retry",
+    operationId: "retryRun",
+    summary: "Retry a FAILED run: a new run that reuses its successful nodes and never re-sends an email of its retry chain",
+    tag: "Runs",
+    auth: true,
+    responses: { 202: { description: "Enqueued at the tail of the workflow's queue", schema: retryRunResponse, headers: ["Location"] } },
+    errors: ["not_found", "run_not_failed", "output_expired", "conflict"],
+  },
+  {
+    method: "post",
+    path: "/api/workflows/runs/:runId/cancel",
+    operationId: "cancelRun",
+    summary: "Cancel a PENDING (at once) or RUNNING run (stops before its next node or email batch, within 5 s)",
+    tag: "Runs",
+    auth: true,
+    responses: { 202: { description: "Cancelled, or cancel requested", schema: cancelRunResponse } },
+    errors: ["not_found", "run_finished"],
   },
 ];

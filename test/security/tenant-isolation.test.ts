@@ -19,6 +19,9 @@ import * as hooksRoute from "@/app/api/workflows/[workflowId]/hooks/route";
 import * as hookRoute from "@/app/api/workflows/[workflowId]/hooks/[hookId]/route";
 import * as hookDeliveryRoute from "@/app/api/hooks/[token]/route";
 import * as nodeOutputRoute from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/output/route";
+import * as accountRunsRoute from "@/app/api/runs/route";
+import * as retryRoute from "@/app/api/workflows/runs/[runId]/retry/route";
+import * as cancelRoute from "@/app/api/workflows/runs/[runId]/cancel/route";
 import { createTestAccount } from "@/test/support/accounts";
 import { call, type CallOptions, type CallResult } from "@/test/support/http";
 import { startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
@@ -100,6 +103,14 @@ const PROBES: Record<string, Probe> = {
   "GET workflows/runs/[runId]": {
     handler: runRoute.GET,
     options: (ids) => ({ path: `/api/workflows/runs/${ids.runId}`, params: { runId: ids.runId } }),
+  },
+  "POST workflows/runs/[runId]/retry": {
+    handler: retryRoute.POST,
+    options: (ids) => ({ method: "POST", path: `/api/workflows/runs/${ids.runId}/retry`, params: { runId: ids.runId } }),
+  },
+  "POST workflows/runs/[runId]/cancel": {
+    handler: cancelRoute.POST,
+    options: (ids) => ({ method: "POST", path: `/api/workflows/runs/${ids.runId}/cancel`, params: { runId: ids.runId } }),
   },
   "GET workflows/runs/[runId]/nodes/[nodeId]/output": {
     handler: nodeOutputRoute.GET,
@@ -236,7 +247,7 @@ describe("tenant isolation", () => {
   });
 
   it("B's lists never show A's objects", async () => {
-    for (const handler of [workflowsRoute.GET, uploadsRoute.GET, webhooksRoute.GET]) {
+    for (const handler of [workflowsRoute.GET, uploadsRoute.GET, webhooksRoute.GET, accountRunsRoute.GET]) {
       const res = await call(handler, { token: bob.token });
       expect(res.status).toBe(200);
       expect(res.body.items).toEqual([]);

@@ -5,11 +5,10 @@ import { idempotencyKeys, runs, type RunMode, type RunStatus, type RunTrigger } 
 import { getConfig } from "@/lib/config";
 import { accountForAccessToken } from "@/lib/auth/authenticate";
 import { verifyAccessToken } from "@/lib/auth/tokens";
-import { wakeWorkflow } from "@/lib/engine/wake";
+import { wakeAfterResponse } from "@/lib/engine/wake";
 import { groupCommit } from "@/lib/group-commit";
 import { AppError, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
-import { log } from "@/lib/log";
 import { assertWithinLimit, consumeRateLimit, rateLimitHeaders } from "@/lib/rate-limit";
 
 /** A new run is PENDING; a replayed Idempotency-Key answers the run's current status. */
@@ -119,10 +118,10 @@ async function insertSnapshotForToken(accountId: string, issuedAtMs: number, wor
 
 /**
  * Not awaited: the embedded executor is poked synchronously inside the call, and an Inngest event send (a network
- * round trip) must not hold the 202; a lost wake-up only delays the run until the sweep finds it.
+ * round trip) must not hold the 202, so it runs in `after()`; a lost wake-up only delays the run until the sweep.
  */
 function wake(workflowId: string): void {
-  void wakeWorkflow(workflowId).catch((error) => log.error("wake-up failed (the sweep will repair it)", { workflowId, error }));
+  wakeAfterResponse(workflowId);
 }
 
 function validateKey(key: string): void {

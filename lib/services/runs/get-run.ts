@@ -1,5 +1,5 @@
 import "server-only";
-import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
 import { runLogs, runs, type NodeStatus } from "@/db/schema";
 import { notFound } from "@/lib/http/errors";
@@ -22,15 +22,33 @@ export const runSummaryColumns = {
   enqueuedAt: runs.enqueuedAt,
   startedAt: runs.startedAt,
   completedAt: runs.completedAt,
+  trigger: runs.trigger,
+  mode: runs.mode,
+  retryOf: runs.retryOf,
+  sendOf: runs.sendOf,
+  cancelRequestedAt: runs.cancelRequestedAt,
+  outputsExpiredAt: runs.outputsExpiredAt,
+  /** 1 = next to start; counted on the (workflow_id, status, seq) index. Null unless PENDING. */
+  queuePosition: sql<number | null>`case when ${runs.status} = 'PENDING' then (
+    select count(*)::int from runs q where q.workflow_id = "runs"."workflow_id" and q.status = 'PENDING' and q.seq <= "runs"."seq") end`,
 };
 
 /** The run's fields shared by the full view and the list (no node outputs). */
-export function runSummaryView(run: Pick<RunRow, keyof typeof runSummaryColumns>) {
+type SummaryRow = Pick<RunRow, Exclude<keyof typeof runSummaryColumns, "queuePosition">> & { queuePosition: number | null };
+
+export function runSummaryView(run: SummaryRow) {
   return {
     runId: run.id,
     workflowId: run.workflowId,
     workflowVersion: run.workflowVersion,
     status: run.status,
+    trigger: run.trigger,
+    mode: run.mode,
+    ...(run.retryOf ? { retryOf: run.retryOf } : {}),
+    ...(run.sendOf ? { sendOf: run.sendOf } : {}),
+    ...(run.status === "PENDING" && run.queuePosition !== null ? { queuePosition: Number(run.queuePosition) } : {}),
+    ...(run.status === "RUNNING" && run.cancelRequestedAt ? { cancelRequested: true } : {}),
+    ...(run.outputsExpiredAt ? { outputExpired: true } : {}),
     ...(run.result && (run.status === "SUCCESS" || run.status === "FAILED") ? { result: run.result } : {}),
     ...(run.status === "FAILED" && run.error ? { error: run.error } : {}),
     enqueuedAt: run.enqueuedAt.toISOString(),
@@ -39,9 +57,12 @@ export function runSummaryView(run: Pick<RunRow, keyof typeof runSummaryColumns>
   };
 }
 
-export async function findAccountRun(accountId: string, runId: string): Promise<RunRow> {
+export async function findAccountRun(accountId: string, runId: string): Promise<RunRow & { queuePosition: number | null }> {
   const db = await getDb();
-  const [run] = await db.select().from(runs).where(and(eq(runs.id, runId), eq(runs.accountId, accountId)));
+  const [run] = await db
+    .select({ ...getTableColumns(runs), queuePosition: runSummaryColumns.queuePosition })
+    .from(runs)
+    .where(and(eq(runs.id, runId), eq(runs.accountId, accountId)));
   if (!run) throw notFound("Run");
   return run;
 }
@@ -95,6 +116,8 @@ type NodeRow = {
   items_out: number | null;
   started_at: string | null;
   completed_at: string | null;
+  reused: boolean;
+  progress: { sent: number; total: number } | null;
   /** jsonb_typeof of the SUCCESS output ('{}' || output, so 'object' exactly when the output is an object). */
   root_t: string | null;
   /** The output itself when it is not an object (never written by the node types; previewed in JS). */
@@ -121,7 +144,7 @@ async function loadNodeViews(db: Db, runId: string, accountRun: SQL): Promise<[s
   const field = previewExprs(sql`e.value`, sql`1`, max);
   const nodeRows = await execRows<NodeRow>(
     db,
-    sql`select s.node_id, s.type, s.status, s.error, s.items_in, s.items_out, s.started_at, s.completed_at,
+    sql`select s.node_id, s.type, s.status, s.error, s.items_in, s.items_out, s.started_at, s.completed_at, s.reused, s.progress,
                jsonb_typeof(s.o) as root_t, case when jsonb_typeof(s.o) <> 'object' then s.output end as raw,
                (select jsonb_agg(jsonb_build_array(e.key, ${field.t}, ${field.len}, case when ${field.deep} then null else ${field.p} end, ${field.deep})
                                  order by e.ord)
@@ -129,7 +152,7 @@ async function loadNodeViews(db: Db, runId: string, accountRun: SQL): Promise<[s
                       from jsonb_object_keys(case when jsonb_typeof(s.o) = 'object' then s.o end) with ordinality k(key, ord)
                       offset 0) e) as fields
         from (
-          select n.node_id, n.type, n.status, n.error, n.items_in, n.items_out, n.output,
+          select n.node_id, n.type, n.status, n.error, n.items_in, n.items_out, n.output, n.reused, n.progress,
                  ${isoText(sql`n.started_at`)} as started_at, ${isoText(sql`n.completed_at`)} as completed_at,
                  case when n.status = 'SUCCESS' then '{}'::jsonb || n.output end as o
           from node_results n where n.run_id = ${runId} and n.run_id in ${accountRun} offset 0
@@ -201,6 +224,8 @@ function nodeView(row: NodeRow, tree: PreviewRow[]) {
     completedAt: row.completed_at,
     ...(row.items_in !== null ? { itemsIn: row.items_in } : {}),
     ...(row.items_out !== null ? { itemsOut: row.items_out } : {}),
+    ...(row.reused ? { reused: true } : {}),
+    ...(row.progress && row.status === "RUNNING" ? { progress: row.progress } : {}),
   };
 }
 

@@ -1,0 +1,53 @@
+import "server-only";
+import { sql } from "drizzle-orm";
+import { execRows, type Db } from "@/db/client";
+
+/** Why a run stops before its next node or email batch: a person cancelled it, or this process is shutting down. */
+export type StopReason = "cancel" | "handback";
+
+let handingBack = false;
+
+/**
+ * SIGTERM/SIGINT (instrumentation.ts → the embedded executor's shutdown): every run this process executes stops at
+ * its next step boundary and is handed back (released) instead of finishing here.
+ */
+export function beginHandBack(): void {
+  handingBack = true;
+}
+
+export function isHandingBack(): boolean {
+  return handingBack;
+}
+
+/** Re-read at most this often per run: one tiny query per batch group would be cheap, but OUTPUT batches can be many. */
+const CHECK_EVERY_MS = 500;
+const lastChecks = new Map<string, { at: number; cancel: boolean }>();
+
+/**
+ * Whether the run must stop at this boundary. A cancel (POST …/cancel sets cancel_requested_at) is seen within
+ * CHECK_EVERY_MS plus one batch; it wins over a hand-back, so a cancelled run is finished as cancelled.
+ */
+export async function stopReason(db: Db, runId: string, options: { fresh?: boolean } = {}): Promise<StopReason | null> {
+  const now = Date.now();
+  const last = lastChecks.get(runId);
+  let cancel: boolean;
+  if (!options.fresh && !handingBack && last && now - last.at < CHECK_EVERY_MS) {
+    cancel = last.cancel;
+  } else {
+    const [row] = await execRows<{ cancel: boolean }>(db, sql`select cancel_requested_at is not null as cancel from runs where id = ${runId}`);
+    cancel = row?.cancel === true;
+    if (lastChecks.size > 1000) lastChecks.clear();
+    lastChecks.set(runId, { at: now, cancel });
+  }
+  if (cancel) return "cancel";
+  return handingBack ? "handback" : null;
+}
+
+/**
+ * Hands a RUNNING run back: no executor, no heartbeat, so any process's next sweep (this instance's successor at its
+ * start, or another instance within one sweep interval) takes it over at once. Its finished nodes stay finished.
+ */
+export async function releaseRun(db: Db, runId: string): Promise<void> {
+  lastChecks.delete(runId);
+  await db.execute(sql`update runs set heartbeat_at = null, executor_key = null where id = ${runId} and status = 'RUNNING'`);
+}

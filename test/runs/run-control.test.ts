@@ -1,0 +1,168 @@
+/**
+ * Run control (CONTRACT 12): queue position, trigger, the account-wide list, cancel (PENDING and RUNNING), retry with
+ * reuse, and the preview `until` skip rule, through the real route handlers and the embedded executor.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { GET as listAccountRunsHandler } from "@/app/api/runs/route";
+import { POST as cancelHandler } from "@/app/api/workflows/runs/[runId]/cancel/route";
+import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
+import { createTestAccount } from "@/test/support/accounts";
+import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
+import { call } from "@/test/support/http";
+import { enqueueRun } from "@/lib/services/runs/enqueue-run";
+import { getRun as getRunView } from "@/lib/services/runs/get-run";
+import { emailEveryRowWorkflow, enqueue, getRun, startTestExecutor, stopTestExecutor } from "./helpers";
+
+let resend: FakeResend;
+
+beforeAll(async () => {
+  resend = await startFakeResend();
+  useResendTransport(resend.url);
+});
+
+afterAll(async () => {
+  await stopTestExecutor();
+  await resend.close();
+  clearResendTransport();
+});
+
+beforeEach(() => resend.reset());
+
+const cancel = (token: string, runId: string) =>
+  call(cancelHandler, { method: "POST", path: `/api/workflows/runs/${runId}/cancel`, token, params: { runId } });
+const retry = (token: string, runId: string) =>
+  call(retryHandler, { method: "POST", path: `/api/workflows/runs/${runId}/retry`, token, params: { runId } });
+const listAll = (token: string, query = "") => call(listAccountRunsHandler, { path: `/api/runs${query}`, token });
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe("queue position, trigger, GET /api/runs and cancelling PENDING runs (no executor: runs stay queued)", () => {
+  it("numbers waiting runs, cancels one at once, and lists the account's runs newest first with workflowName", async () => {
+    const { id, token } = await createTestAccount();
+    const { workflowId } = await emailEveryRowWorkflow(id, 1, "queued");
+    const other = (await emailEveryRowWorkflow(id, 1, "other")).workflowId;
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await enqueue(token, workflowId)).body.runId);
+    await enqueue(token, other);
+
+    const positions = await Promise.all(ids.map(async (runId) => (await getRun(token, runId)).body));
+    expect(positions.map((r) => r.queuePosition)).toEqual([1, 2, 3]);
+    expect(positions.every((r) => r.trigger === "manual" && r.mode === "live")).toBe(true);
+
+    const cancelled = await cancel(token, ids[1]);
+    expect(cancelled.status).toBe(202);
+    expect(cancelled.body).toMatchObject({ runId: ids[1], status: "FAILED", cancelRequested: true });
+    const view = (await getRun(token, ids[1])).body;
+    expect(view).toMatchObject({ status: "FAILED", error: "Cancelled" });
+    expect(view.queuePosition).toBeUndefined();
+    expect(Object.values(view.nodes).every((n) => (n as { status: string }).status === "SKIPPED")).toBe(true);
+    expect((await getRun(token, ids[2])).body.queuePosition).toBe(2);
+
+    const again = await cancel(token, ids[1]);
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe("run_finished");
+    const notFailedRetry = await retry(token, ids[0]);
+    expect(notFailedRetry.status).toBe(409);
+    expect(notFailedRetry.body.code).toBe("run_not_failed");
+
+    const all = await listAll(token, "?limit=2");
+    expect(all.status).toBe(200);
+    expect(all.body.items).toHaveLength(2);
+    expect(all.body.items[0]).toMatchObject({ workflowId: other, workflowName: "Test workflow", status: "PENDING", queuePosition: 1 });
+    expect(all.body.items[1]).toMatchObject({ runId: ids[2], queuePosition: 2, trigger: "manual" });
+    const rest = await listAll(token, `?limit=2&cursor=${all.body.nextCursor}`);
+    expect(rest.body.items.map((r: { runId: string }) => r.runId)).toEqual([ids[1], ids[0]]);
+    expect(rest.body.nextCursor).toBeNull();
+    const failedOnly = await listAll(token, `?status=FAILED&workflowId=${workflowId}`);
+    expect(failedOnly.body.items.map((r: { runId: string }) => r.runId)).toEqual([ids[1]]);
+    expect((await listAll(token, "?status=DONE")).status).toBe(422);
+    // Leave nothing queued for the executor of the next tests.
+    for (const item of (await listAll(token, "?status=PENDING")).body.items) expect((await cancel(token, item.runId)).status).toBe(202);
+  });
+});
+
+describe("with the executor", () => {
+  beforeAll(() => {
+    startTestExecutor();
+  });
+
+  it("retries a FAILED run: reused nodes keep their times and do not run again; the failed OUTPUT sends", async () => {
+    const { id, token } = await createTestAccount();
+    const { workflowId, addresses } = await emailEveryRowWorkflow(id, 3, "retry");
+    resend.failNext(1, 400);
+    const first = (await enqueue(token, workflowId)).body.runId as string;
+    const failed = await until("the run to fail", async () => {
+      const run = (await getRun(token, first)).body;
+      return run.status === "FAILED" ? run : undefined;
+    });
+    expect(failed.nodes.out.status).toBe("FAILED");
+
+    const res = await retry(token, first);
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ status: "PENDING", retryOf: first, workflowId });
+    expect(res.headers.get("location")).toBe(`/api/workflows/runs/${res.body.runId}`);
+    const done = await until("the retry to finish", async () => {
+      const run = (await getRun(token, res.body.runId)).body;
+      return run.status === "SUCCESS" || run.status === "FAILED" ? run : undefined;
+    });
+    expect(done).toMatchObject({ status: "SUCCESS", trigger: "retry", retryOf: first });
+    for (const nodeId of ["t", "src"]) {
+      expect(done.nodes[nodeId]).toMatchObject({ status: "SUCCESS", reused: true, startedAt: failed.nodes[nodeId].startedAt });
+    }
+    expect(done.nodes.out.reused).toBeUndefined();
+    expect(resend.emails().map((e) => e.to).flat().sort()).toEqual([...addresses].sort());
+    // A retry of a SUCCESS run is refused.
+    expect((await retry(token, res.body.runId)).body.code).toBe("run_not_failed");
+  });
+
+  it("cancels a RUNNING run before its next batch; the next run of the workflow starts right after", async () => {
+    const { id, token } = await createTestAccount();
+    const { workflowId } = await emailEveryRowWorkflow(id, 3000, "cancel");
+    const first = (await enqueue(token, workflowId)).body.runId as string;
+    const second = (await enqueue(token, workflowId)).body.runId as string;
+    await until("some emails out", async () => (resend.emails().length > 0 ? true : undefined));
+    const asked = Date.now();
+    const res = await cancel(token, first);
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ status: "RUNNING", cancelRequested: true });
+    const stopped = await until("the cancel", async () => {
+      const run = (await getRun(token, first)).body;
+      return run.status === "FAILED" ? run : undefined;
+    });
+    expect(Date.now() - asked).toBeLessThan(5000);
+    expect(stopped.error).toBe("Cancelled");
+    expect(stopped.nodes.out.status).toBe("SKIPPED");
+    const sentBefore = resend.emails().filter((e) => e.subject === "s").length;
+    expect(sentBefore).toBeLessThan(3000);
+    const next = await until("the next run to start", async () => {
+      const run = (await getRun(token, second)).body;
+      return run.status !== "PENDING" ? run : undefined;
+    });
+    expect(next.status).not.toBe("PENDING");
+    await cancel(token, second);
+  });
+
+  it("a preview with `until` executes only that node and its ancestors", async () => {
+    const { id } = await createTestAccount();
+    const { workflowId } = await emailEveryRowWorkflow(id, 2, "until");
+    const { run } = await enqueueRun(id, workflowId, undefined, { mode: "preview", untilNodeId: "src" });
+    const done = await until("the preview", async () => {
+      const view = await getRunView(id, run.runId, "map");
+      return view.status === "SUCCESS" || view.status === "FAILED" ? view : undefined;
+    });
+    const nodes = done.nodes as Record<string, { status: string }>;
+    expect(done.status).toBe("SUCCESS");
+    expect(nodes.t.status).toBe("SUCCESS");
+    expect(nodes.src.status).toBe("SUCCESS");
+    expect(nodes.out.status).toBe("SKIPPED");
+    expect(resend.emails().filter((e) => e.to.some((to) => to.startsWith("until")))).toHaveLength(0);
+  });
+});
