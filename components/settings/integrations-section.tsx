@@ -12,7 +12,8 @@ export function GoogleSection() {
   const params = useSearchParams();
   const queryClient = useQueryClient();
   const [error, setError] = useState<unknown>(null);
-  const notConfigured = status.error instanceof ApiError && status.error.code === "google_not_configured";
+  const notConfigured =
+    status.data?.configured === false || (status.error instanceof ApiError && status.error.code === "google_not_configured");
   const outcome = params.get("google");
 
   async function disconnect() {

@@ -8,7 +8,7 @@ export const SESSION_COOKIE_NAMES = ["__Secure-authjs.session-token", "authjs.se
 
 export type BrowserSession = { accountId: string; authTimeMs: number };
 
-function parseCookies(header: string): Map<string, string> {
+export function parseCookies(header: string): Map<string, string> {
   const cookies = new Map<string, string>();
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");

@@ -131,6 +131,8 @@ export interface MailboxMessage {
 
 export interface GoogleStatus {
   connected: boolean;
+  /** false when this server has no Google client (the other Google endpoints answer 503). */
+  configured?: false;
   email?: string;
   scopes?: string[];
   connectedAt?: string;

@@ -2,22 +2,41 @@ import "server-only";
 import { CodeChallengeMethod } from "google-auth-library";
 import { decodeJwt } from "jose";
 import { authenticate } from "@/lib/auth/authenticate";
+import { parseCookies } from "@/lib/auth/session-cookie";
 import { getConfig } from "@/lib/config";
+import { randomToken } from "@/lib/crypto";
 import { log } from "@/lib/log";
 import { saveGoogleLink } from "./links";
 import { assertGoogleConfigured, createOAuthClient, DRIVE_SCOPE, GOOGLE_SCOPES, googleRedirectUri } from "./oauth-client";
-import { consumeOAuthState, createOAuthState } from "./oauth-state";
+import { consumeOAuthState, createOAuthState, OAUTH_STATE_TTL_MS } from "./oauth-state";
 
 export const CONNECTED_REDIRECT = "/settings?google=connected";
 export const ERROR_REDIRECT = "/settings?google=error";
 
-/** The Google consent address for this account: offline access, forced consent (so a refresh token comes back), PKCE S256. */
-export async function startGoogleConnect(accountId: string): Promise<string> {
+/** The browser-binding cookie: sent back only to the callback, gone after the state's 10 minutes. */
+export const BROWSER_BINDING_COOKIE = "flowmail_google_oauth";
+const CALLBACK_PATH = "/api/integrations/google/callback";
+
+function bindingCookie(value: string, maxAgeSeconds: number): string {
+  const secure = getConfig().appUrl.startsWith("https:") ? "; Secure" : "";
+  // SameSite=Lax: Google's redirect back is a top-level GET navigation, which carries Lax cookies.
+  return `${BROWSER_BINDING_COOKIE}=${value}; Path=${CALLBACK_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure}`;
+}
+
+/** Clears the binding cookie (the callback answers with it, whatever the outcome). */
+export const clearedBindingCookie = () => bindingCookie("", 0);
+
+/**
+ * The Google consent address for this account (offline access, forced consent so a refresh token comes back,
+ * PKCE S256) and the cookie that binds the attempt to this browser: only the browser that started it can finish it.
+ */
+export async function startGoogleConnect(accountId: string): Promise<{ location: string; cookie: string }> {
   assertGoogleConfigured();
   const client = createOAuthClient();
   const { codeVerifier, codeChallenge } = await client.generateCodeVerifierAsync();
-  const state = await createOAuthState(accountId, codeVerifier);
-  return client.generateAuthUrl({
+  const nonce = randomToken(32);
+  const state = await createOAuthState(accountId, codeVerifier, nonce);
+  const location = client.generateAuthUrl({
     access_type: "offline",
     prompt: "consent",
     scope: [...GOOGLE_SCOPES],
@@ -26,18 +45,21 @@ export async function startGoogleConnect(accountId: string): Promise<string> {
     code_challenge_method: CodeChallengeMethod.S256,
     redirect_uri: googleRedirectUri(),
   });
+  return { location, cookie: bindingCookie(nonce, Math.floor(OAUTH_STATE_TTL_MS / 1000)) };
 }
 
 type CallbackInput = { code: string | null; state: string | null; error: string | null; req: Request };
 
 /**
  * Finishes the consent: returns where to send the browser. Every failure (bad, expired, replayed or foreign
- * state, consent refused, exchange failed, scope missing) goes to the same error page and stores nothing.
+ * state, another browser than the one that started it, consent refused, exchange failed, scope missing) goes to the
+ * same error page and stores nothing.
  */
 export async function completeGoogleConnect(input: CallbackInput): Promise<string> {
   if (!getConfig().google.configured) return ERROR_REDIRECT;
   // The state is spent even when Google reports an error, so a refused consent cannot be replayed later.
-  const spent = await consumeOAuthState(input.state);
+  const browserNonce = parseCookies(input.req.headers.get("cookie") ?? "").get(BROWSER_BINDING_COOKIE);
+  const spent = await consumeOAuthState(input.state, browserNonce);
   if (!spent || input.error || !input.code) return ERROR_REDIRECT;
   if (await signedInAsSomeoneElse(input.req, spent.accountId)) return ERROR_REDIRECT;
   try {

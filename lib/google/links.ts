@@ -2,6 +2,7 @@ import "server-only";
 import { and, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { googleLinks } from "@/db/schema";
+import { getConfig } from "@/lib/config";
 import { decryptSecret, encryptSecret } from "@/lib/crypto";
 import { log } from "@/lib/log";
 
@@ -67,10 +68,13 @@ export function linkRefreshToken(link: GoogleLink): string {
 }
 
 export type GoogleStatus =
+  | { connected: false; configured: false }
   | { connected: false; reason?: "expired"; email?: string }
   | { connected: true; email: string; scopes: string[]; connectedAt: string };
 
 export async function getGoogleStatus(accountId: string): Promise<GoogleStatus> {
+  // Not an error (CONTRACT 15): the settings page asks on every visit and simply shows that Google is not set up.
+  if (!getConfig().google.configured) return { connected: false, configured: false };
   const link = await findGoogleLink(accountId);
   if (!link) return { connected: false };
   if (link.status === "broken") return { connected: false, reason: "expired", email: link.googleEmail };

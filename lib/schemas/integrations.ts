@@ -14,6 +14,10 @@ export const googleStatusResponse = z.union([
   }),
   z.object({
     connected: z.literal(false),
+    configured: z
+      .literal(false)
+      .optional()
+      .describe("Present when this server has no Google client (GOOGLE_CLIENT_ID/SECRET unset): linking is not possible"),
     reason: z
       .literal("expired")
       .optional()
@@ -61,8 +65,8 @@ export const integrationsOperations: OperationSpec[] = [
     summary: "Whether a Google account is linked, and which",
     tag,
     auth: true,
-    responses: { 200: { description: "Link status", schema: googleStatusResponse } },
-    errors: ["google_not_configured"],
+    responses: { 200: { description: "Link status (`configured: false` when this server has no Google client)", schema: googleStatusResponse } },
+    errors: [],
   },
   {
     method: "delete",

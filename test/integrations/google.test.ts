@@ -38,9 +38,19 @@ beforeEach(() => {
 
 type Account = Awaited<ReturnType<typeof createTestAccount>>;
 
+/** The binding cookie of the last consent started, as the browser that started it keeps it. */
+let bindingCookie = "";
+
+function keepBindingCookie(res: { headers: Headers }): void {
+  const set = res.headers.get("set-cookie") ?? "";
+  expect(set).toMatch(/^flowmail_google_oauth=[\w-]{43}; Path=\/api\/integrations\/google\/callback; Max-Age=600; HttpOnly; SameSite=Lax/);
+  bindingCookie = set.split(";")[0];
+}
+
 async function startConsent(account: Account): Promise<URL> {
   const res = await call(connectRoute, { path: "/api/integrations/google/connect", token: account.token });
   expect(res.status).toBe(302);
+  keepBindingCookie(res);
   return new URL(res.headers.get("location")!);
 }
 
@@ -51,8 +61,10 @@ async function consentAtGoogle(consentUrl: URL): Promise<URL> {
   return new URL(res.headers.get("location")!);
 }
 
+/** The callback in the browser that started the consent (its binding cookie added to any other cookie). */
 async function callback(back: URL, headers: Record<string, string> = {}) {
-  return call(callbackRoute, { path: `${back.pathname}${back.search}`, headers });
+  const cookie = [headers.cookie, bindingCookie].filter(Boolean).join("; ");
+  return call(callbackRoute, { path: `${back.pathname}${back.search}`, headers: { ...headers, cookie } });
 }
 
 async function connect(account: Account): Promise<void> {
@@ -96,6 +108,7 @@ describe("GET /api/integrations/google/connect", () => {
     const cookie = await sessionCookie(account.id);
     const res = await call(connectRoute, { path: "/api/integrations/google/connect", headers: { cookie } });
     expect(res.status).toBe(302);
+    keepBindingCookie(res);
     const back = await consentAtGoogle(new URL(res.headers.get("location")!));
     const done = await callback(back, { cookie });
     expect(done.headers.get("location")).toBe("/settings?google=connected");
@@ -108,7 +121,7 @@ describe("GET /api/integrations/google/connect", () => {
     expect(res.body.code).toBe("unauthorized");
   });
 
-  it("answers 503 google_not_configured without client id and secret", async () => {
+  it("answers 503 google_not_configured without client id and secret (the status: 200 configured false)", async () => {
     delete process.env.GOOGLE_CLIENT_ID;
     delete process.env.GOOGLE_CLIENT_SECRET;
     resetConfig();
@@ -118,8 +131,8 @@ describe("GET /api/integrations/google/connect", () => {
     expect(res.headers.get("content-type")).toBe("application/problem+json");
     expect(res.body.code).toBe("google_not_configured");
     const status = await call(statusRoute, { token: account.token });
-    expect(status.status).toBe(503);
-    expect(status.body.code).toBe("google_not_configured");
+    expect(status.status).toBe(200); // CONTRACT 15: the status says so instead of failing
+    expect(status.body).toEqual({ connected: false, configured: false });
     const files = await call(filesRoute, { path: "/api/integrations/google/files", token: account.token });
     expect(files.status).toBe(503);
   });
@@ -192,7 +205,8 @@ describe("GET /api/integrations/google/callback", () => {
     // A state made 11 minutes ago, for the PKCE verifier of a fresh consent: only its age is wrong.
     const db = await getDb();
     const [row] = await db.select().from(oauthStates).where(eq(oauthStates.accountId, account.id));
-    const old = await createOAuthState(account.id, row.codeVerifier, new Date(Date.now() - 11 * 60 * 1000));
+    const nonce = bindingCookie.split("=")[1];
+    const old = await createOAuthState(account.id, row.codeVerifier, nonce, new Date(Date.now() - 11 * 60 * 1000));
     consent.searchParams.set("state", old);
     const res = await callback(await consentAtGoogle(consent));
     expect(res.headers.get("location")).toBe("/settings?google=error");

@@ -1,7 +1,8 @@
-import { completeGoogleConnect } from "@/lib/google/connect";
+import { clearedBindingCookie, completeGoogleConnect } from "@/lib/google/connect";
 import { route } from "@/lib/http/route";
 
-// GET /api/integrations/google/callback – Google sends the browser back here; the signed state names the account
+// GET /api/integrations/google/callback – Google sends the browser back here; the signed state names the account and
+// must match this browser's binding cookie
 export const GET = route({ auth: false }, async ({ req, url }) => {
   const location = await completeGoogleConnect({
     code: url.searchParams.get("code"),
@@ -9,5 +10,8 @@ export const GET = route({ auth: false }, async ({ req, url }) => {
     error: url.searchParams.get("error"),
     req,
   });
-  return new Response(null, { status: 302, headers: { Location: location, "Cache-Control": "no-store" } });
+  return new Response(null, {
+    status: 302,
+    headers: { Location: location, "Set-Cookie": clearedBindingCookie(), "Cache-Control": "no-store" },
+  });
 });
