@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { acquireDirectoryLock } from "./client";
+import { acquireDirectoryLock, assertDriverPatched } from "./client";
 
 function openInSecondProcess(dataDir: string) {
   return spawnSync(
@@ -31,5 +31,17 @@ describe("embedded database lock", () => {
     writeFileSync(path.join(root, "pglite.lock"), "999999999");
     const release = acquireDirectoryLock(path.join(root, "pglite"));
     expect(() => release()).not.toThrow();
+  });
+});
+
+describe("postgres.js driver patch (patches/postgres+3.4.9.patch)", () => {
+  it("accepts the installed driver: patch-package applied the patch at install", async () => {
+    const { default: postgres } = await import("postgres");
+    expect(() => assertDriverPatched(postgres)).not.toThrow();
+  });
+
+  it("refuses a driver without the patch's mark, saying how to fix it", () => {
+    const unpatched = function Postgres() {};
+    expect(() => assertDriverPatched(unpatched)).toThrow(/not patched.*--ignore-scripts.*npx patch-package/s);
   });
 });

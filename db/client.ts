@@ -53,10 +53,26 @@ async function openDatabase(): Promise<DbHandle> {
 
 export async function openPostgres(url: string, options: { max?: number; preparedStatements?: boolean } = {}): Promise<DbHandle> {
   const { default: postgres } = await import("postgres");
+  assertDriverPatched(postgres);
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const client = postgres(url, { max: options.max ?? 10, onnotice: () => {}, idle_timeout: 30 });
   const db = drizzle(options.preparedStatements === false ? client : withPreparedStatements(client), { schema });
   return { db, driver: "postgres", close: () => client.end({ timeout: 5 }) };
+}
+
+/**
+ * postgres.js 3.4.9 is patched at install (patches/postgres+3.4.9.patch, applied by patch-package in postinstall;
+ * upstream porsager/postgres#1208): unpatched, a transaction cut by a restart throws an uncaught TypeError and leaves
+ * its pooled connection hanging forever. An install with --ignore-scripts skips the patch silently, so the driver that
+ * was actually loaded must carry the patch's mark, or we refuse to start.
+ */
+export function assertDriverPatched(driver: unknown): void {
+  if ((driver as { flowmailPatch?: unknown }).flowmailPatch === "null-socket-guard") return;
+  throw new Error(
+    "The PostgreSQL driver (postgres.js) is not patched: patches/postgres+3.4.9.patch was not applied, probably because " +
+      "dependencies were installed with --ignore-scripts. Run `npx patch-package` in the project directory (or " +
+      "reinstall without --ignore-scripts), then start again.",
+  );
 }
 
 /** Statements with more parameters than this (bulk inserts, long IN lists) vary in shape: not worth a cached plan. */

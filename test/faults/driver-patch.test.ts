@@ -1,5 +1,5 @@
 /**
- * postgres.js 3.4.9, patched at install (db/patch-postgres-driver.mjs): a transaction whose backend dies mid-query
+ * postgres.js 3.4.9, patched at install (patches/postgres+3.4.9.patch, applied by patch-package): a transaction whose backend dies mid-query
  * must fail with CONNECTION_CLOSED and leave its pooled connection usable. Unpatched, the driver throws an uncaught
  * TypeError (which fails this file: vitest reports unhandled errors) and every later query on that connection hangs.
  * PostgreSQL only (TEST_DATABASE_URL).
