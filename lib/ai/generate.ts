@@ -1,5 +1,6 @@
 import "server-only";
 import { APICallError, generateText, NoObjectGeneratedError, Output, RetryError } from "ai";
+import { sanitizeProviderMessage } from "@/lib/net/provider-message";
 import { languageModel } from "./model";
 import { outputSchema, type DeclaredOutput } from "./output-schema";
 import type { AiSettings } from "./settings";
@@ -52,16 +53,28 @@ function describeAiError(error: unknown, timeoutMs: number): string {
   const limit = `${timeoutMs / 1000} s`;
   if (isTimeout(error)) return `The AI provider did not answer within ${limit}: try again later or choose a faster model`;
   if (NoObjectGeneratedError.isInstance(error)) {
-    return `The AI answer did not match the declared outputs (${error.cause instanceof Error ? error.cause.message.split("\n")[0] : "invalid JSON"})`;
+    const why = error.cause instanceof Error ? sanitizeProviderMessage(error.cause.message.split("\n")[0], 160) : "invalid JSON";
+    return `The AI answer did not match the declared outputs (${why})`;
   }
   const last = RetryError.isInstance(error) ? error.lastError : error;
   if (isTimeout(last)) return `The AI provider did not answer within ${limit}: try again later or choose a faster model`;
+  // The provider's own text may carry its file paths, SQL or an HTML error page: people see its code and a bounded,
+  // cleaned message (issue 20, point 9); the full error goes to the server log through the cause.
   if (APICallError.isInstance(last)) {
-    const status = last.statusCode ? ` (HTTP ${last.statusCode})` : "";
+    const code = providerCode(last.data);
+    const status = last.statusCode ? ` (HTTP ${last.statusCode}${code ? `, ${code}` : ""})` : code ? ` (${code})` : "";
     const attempts = RetryError.isInstance(error) ? ` after ${error.errors.length} attempts` : "";
-    return `The AI provider answered with an error${status}${attempts}: ${last.message}`;
+    return `The AI provider answered with an error${status}${attempts}: ${sanitizeProviderMessage(last.message)}`;
   }
-  return `The AI call failed: ${last instanceof Error ? last.message : String(last)}`;
+  const name = last instanceof Error && last.name && last.name !== "Error" ? `${sanitizeProviderMessage(last.name, 60)}: ` : "";
+  return `The AI call failed: ${name}${sanitizeProviderMessage(last instanceof Error ? last.message : String(last))}`;
+}
+
+/** OpenAI's and Anthropic's error bodies name the error: `{ error: { code | type } }`. */
+function providerCode(data: unknown): string | null {
+  const inner = (data as { error?: { code?: unknown; type?: unknown } } | undefined)?.error;
+  const code = typeof inner?.code === "string" ? inner.code : typeof inner?.type === "string" ? inner.type : null;
+  return code && /^[\w.-]{1,60}$/.test(code) ? code : null;
 }
 
 function isTimeout(error: unknown): boolean {

@@ -13,6 +13,7 @@ import { classifyAddress } from "@/lib/net/ip-classify";
 // cannot send the request somewhere else.
 
 export type SafeTarget = { url: URL; addresses: string[] };
+const WEB_PORTS = new Set(["443", "80"]);
 export type SafeTargetOptions = { allowPrivate?: boolean };
 
 function refuse(detail: string): never {
@@ -34,6 +35,11 @@ function parseTarget(raw: string, allowPrivate: boolean): URL {
   }
   if (url.username || url.password) refuse("The URL must not contain a user name or password");
   if (url.hostname === "") refuse("The URL has no host");
+  // Web ports only: a public host's other ports are often internal services (Redis 6379, SMTP 25, databases) that a
+  // crafted request could talk to. The URL parser writes the scheme's default port as "".
+  if (!allowPrivate && url.port !== "" && !WEB_PORTS.has(url.port)) {
+    refuse(`The URL uses port ${url.port}; only ports 443 and 80 are allowed`);
+  }
   return url;
 }
 
@@ -54,8 +60,8 @@ async function resolveAll(host: string): Promise<string[]> {
 }
 
 /**
- * Checks that `raw` may be contacted: https only and every resolved address public, unless private
- * targets are allowed (ALLOW_PRIVATE_NETWORK_TARGETS, then http and private addresses pass too).
+ * Checks that `raw` may be contacted: https only, port 443 or 80, and every resolved address public, unless private
+ * targets are allowed (ALLOW_PRIVATE_NETWORK_TARGETS, then http, any port and private addresses pass too).
  * Throws AppError 422 `validation_failed` with a sentence saying why.
  */
 export async function assertSafeTargetUrl(raw: string, opts: SafeTargetOptions = {}): Promise<SafeTarget> {

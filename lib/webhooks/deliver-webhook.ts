@@ -6,6 +6,7 @@ import { webhookDeliveries, webhooks } from "@/db/schema";
 import { decryptSecret } from "@/lib/crypto";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
+import { sanitizeProviderMessage } from "@/lib/net/provider-message";
 import { safeFetch, SafeFetchError } from "@/lib/net/ssrf";
 
 export const MAX_DELIVERY_ATTEMPTS = 5;
@@ -79,16 +80,16 @@ async function send(
     if (res.status >= 200 && res.status < 300) return { ok: true, statusCode: res.status, error: null };
     return { ok: false, statusCode: res.status, error: describeFailure(res.status, res.body, res.headers.location) };
   } catch (error) {
-    if (error instanceof SafeFetchError || error instanceof AppError) return { ok: false, statusCode: null, error: error.message };
+    if (error instanceof SafeFetchError || error instanceof AppError) return { ok: false, statusCode: null, error: sanitizeProviderMessage(error.message) };
     log.error("webhook delivery crashed", { deliveryId: delivery.id, error });
     return { ok: false, statusCode: null, error: "Delivery failed unexpectedly" };
   }
 }
 
+/** The receiver's answer as people see it: its status and a bounded, cleaned snippet (no paths, SQL or markup). */
 function describeFailure(status: number, body: string, location: string | undefined): string {
   if (status >= 300 && status < 400) return `HTTP ${status}: redirects are not followed${location ? ` (to ${location.slice(0, 200)})` : ""}`;
-  const snippet = body.replace(/\s+/g, " ").trim().slice(0, 200);
-  return snippet ? `HTTP ${status}: ${snippet}` : `HTTP ${status}`;
+  return body.trim() ? `HTTP ${status}: ${sanitizeProviderMessage(body, 200)}` : `HTTP ${status}`;
 }
 
 async function record(

@@ -235,6 +235,8 @@ export async function linkGoogleAccount(token: string): Promise<void> {
   if (start.status !== 302) throw new Error(`connect answered ${start.status}: ${start.text}`);
   const consent = await fetch(start.headers.get("location")!, { redirect: "manual" });
   const back = new URL(consent.headers.get("location")!);
-  const done = await call(callbackRoute, { path: `${back.pathname}${back.search}` });
+  // The same browser finishes the consent: it sends back the binding cookie the connect answer set.
+  const cookie = (start.headers.get("set-cookie") ?? "").split(";")[0];
+  const done = await call(callbackRoute, { path: `${back.pathname}${back.search}`, headers: { cookie } });
   if (done.headers.get("location") !== "/settings?google=connected") throw new Error(`callback went to ${done.headers.get("location")}`);
 }

@@ -2,6 +2,7 @@ import "server-only";
 import { findUpload, readUploadRows } from "@/db/queries/upload-rows";
 import { loadDriveFileRows } from "@/lib/google/drive-rows";
 import { AppError } from "@/lib/http/errors";
+import { sanitizeProviderMessage } from "@/lib/net/provider-message";
 import { NodeError, type NodeExecutor } from "../types";
 
 export const dataSourceExecutor: NodeExecutor<"DATA_SOURCE"> = {
@@ -19,8 +20,9 @@ export const dataSourceExecutor: NodeExecutor<"DATA_SOURCE"> = {
         const { columns, rows } = await loadDriveFileRows(rt.accountId, data.driveFileId);
         return { kind: "done", output: { rows, rowCount: rows.length, columns }, itemsOut: rows.length };
       } catch (error) {
-        // The Drive adapter speaks in sentences meant for people (link expired, file not found, not a CSV).
-        if (error instanceof AppError || error instanceof NodeError) throw new NodeError(error.message, { cause: error });
+        // The Drive adapter speaks in sentences meant for people (link expired, file not found, not a CSV), but they
+        // quote names and parser text from the Drive file: bounded and cleaned like any provider text (issue 20, point 9).
+        if (error instanceof AppError || error instanceof NodeError) throw new NodeError(sanitizeProviderMessage(error.message, 300), { cause: error });
         throw error;
       }
     }
