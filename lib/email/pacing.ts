@@ -16,7 +16,7 @@ export const pacingPolicy = {
    */
   marginFactor: 1.05,
   /** Jitter added to a shared Retry-After hold, so the waiting senders do not all retry in the same millisecond. */
-  retryJitterMs: 250,
+  retryJitterMs: 100,
 };
 
 /** Waits until this caller may make one provider call. */
@@ -44,7 +44,7 @@ export async function takeSlot(db: Db, key: string, ratePerSecond: number): Prom
 
 /**
  * Feeds what the provider said back into the shared limiter:
- * - `retry-after` (a 429): nobody calls before it has passed (plus jitter);
+ * - a 429: nobody calls before the window resets (`ratelimit-reset`, else `retry-after`), plus jitter;
  * - `ratelimit-remaining: 0`: nobody calls before `ratelimit-reset` (at most one window, 1 s: Resend's limit is per
  *   second, and a whole-second reset rounded up must not stall every sender for longer);
  * - `ratelimit-limit` below our rate: the spacing follows the provider's limit from now on.
@@ -53,8 +53,11 @@ export async function takeSlot(db: Db, key: string, ratePerSecond: number): Prom
 export async function reportRateLimit(db: Db, key: string, ratePerSecond: number, info: RateLimitInfo | undefined, status?: number | null): Promise<void> {
   if (!info) return;
   let holdMs = 0;
-  if (status === 429 && info.retryAfterSeconds !== undefined) {
-    holdMs = info.retryAfterSeconds * 1000 + Math.random() * pacingPolicy.retryJitterMs;
+  if (status === 429) {
+    // `ratelimit-reset` is the window's precise end when the provider sends it; Retry-After is whole seconds (a
+    // 429 a few milliseconds before a window ends would otherwise stall every sender for a full second).
+    const seconds = info.resetSeconds !== undefined && info.remaining === 0 ? info.resetSeconds : info.retryAfterSeconds ?? 1;
+    holdMs = seconds * 1000 + Math.random() * pacingPolicy.retryJitterMs;
   } else if (info.remaining === 0 && info.resetSeconds !== undefined) {
     holdMs = Math.min(info.resetSeconds, 1) * 1000;
   }

@@ -61,7 +61,7 @@ describe("a Drive data source in a run, reported by webhook", () => {
     const delivered = receiver.next();
     const run = await runToEnd(executor, account.token, workflowId);
     expect(run.status).toBe("SUCCESS");
-    expect(run.result).toEqual({ emailsSent: 2, filteredOut: 0, totalRows: 2 });
+    expect(run.result).toEqual({ emailsSent: 2, filteredOut: 0, totalRows: 2, suppressed: 0, duplicates: 0 });
     const success = await delivered;
     expect(success.verifyError).toBeNull();
     expect(success.payload).toMatchObject({

@@ -56,7 +56,7 @@ describe("the Inngest function execute-run", () => {
     expect(result).toEqual({ runId: ids[0] });
     const run = (await getRun(token, ids[0])).body;
     expect(run.status).toBe("SUCCESS");
-    expect(run.result).toEqual({ emailsSent: 1, filteredOut: 1, totalRows: 2 });
+    expect(run.result).toEqual({ emailsSent: 1, filteredOut: 1, totalRows: 2, suppressed: 0, duplicates: 0 });
     const [second] = await (await getDb()).select().from(runs).where(eq(runs.id, ids[1]));
     expect(second.status).toBe("PENDING");
   });

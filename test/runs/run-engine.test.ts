@@ -93,7 +93,7 @@ describe("node failures", () => {
     expect(failed.nodes.f1.error).toMatch(/item 0/);
     expect(failed.nodes.f1.error).toMatch(/ratng/);
     expect(failed.error).toMatch(/^Node "f1" failed: /);
-    expect(failed.result).toEqual({ emailsSent: 0, filteredOut: 0, totalRows: 3 });
+    expect(failed.result).toEqual({ emailsSent: 0, filteredOut: 0, totalRows: 3, suppressed: 0, duplicates: 0 });
     expect(failed.logs.some((l: { level: string; nodeId?: string }) => l.level === "error" && l.nodeId === "f1")).toBe(true);
 
     const ok = (await getRun(token, second.body.runId)).body;

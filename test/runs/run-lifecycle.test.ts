@@ -64,7 +64,7 @@ describe("the spec's lifecycle: upload → workflow → run → poll → SUCCESS
     await executor.idle();
     const run = (await getRun(token, res.body.runId)).body;
     expect(run.status).toBe("SUCCESS");
-    expect(run.result).toEqual({ emailsSent: 2, filteredOut: 1, totalRows: 3 });
+    expect(run.result).toEqual({ emailsSent: 2, filteredOut: 1, totalRows: 3, suppressed: 0, duplicates: 0 });
     expect(run.error).toBeUndefined();
     expect(Object.keys(run.nodes)).toEqual(["t", "src", "f", "out"]);
     expect(run.nodes.t).toMatchObject({ type: "TRIGGER", status: "SUCCESS", output: {}, error: null });
@@ -90,7 +90,7 @@ describe("the spec's lifecycle: upload → workflow → run → poll → SUCCESS
     const workflowId = await insertWorkflow(id, reviewsGraph(uploadId, "rating >= 2"));
     const run = await runToEnd(executor, token, workflowId);
     expect(run.status).toBe("SUCCESS");
-    expect(run.result).toEqual({ emailsSent: 150, filteredOut: 100, totalRows: 250 });
+    expect(run.result).toEqual({ emailsSent: 150, filteredOut: 100, totalRows: 250, suppressed: 0, duplicates: 0 });
     // 100 emails per batch call, each email once.
     expect(resend.requests.filter((r) => r.path === "/emails/batch").map((r) => (r.body as unknown[]).length).sort((a, b) => b - a)).toEqual([100, 50]);
     expect(new Set(resend.emails().map((e) => e.to[0])).size).toBe(150);

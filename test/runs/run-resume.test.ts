@@ -79,7 +79,7 @@ describe("a process that stops mid-OUTPUT", () => {
 
     const run = (await getRun(token, enqueued.runId)).body;
     expect(run.status).toBe("SUCCESS");
-    expect(run.result).toEqual({ emailsSent: 250, filteredOut: 0, totalRows: 250 });
+    expect(run.result).toEqual({ emailsSent: 250, filteredOut: 0, totalRows: 250, suppressed: 0, duplicates: 0 });
     expect(run.logs.some((l: { message: string }) => l.message === "Run resumed after an interruption")).toBe(true);
     const recipients = resend.emails().map((e) => e.to[0]);
     expect(recipients).toHaveLength(250);

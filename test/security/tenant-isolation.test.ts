@@ -22,6 +22,10 @@ import * as nodeOutputRoute from "@/app/api/workflows/runs/[runId]/nodes/[nodeId
 import * as accountRunsRoute from "@/app/api/runs/route";
 import * as retryRoute from "@/app/api/workflows/runs/[runId]/retry/route";
 import * as cancelRoute from "@/app/api/workflows/runs/[runId]/cancel/route";
+import * as runEmailsRoute from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/emails/route";
+import * as sendPreviewRoute from "@/app/api/workflows/runs/[runId]/send/route";
+import * as suppressionRoute from "@/app/api/suppressions/[email]/route";
+import * as suppressionsRoute from "@/app/api/suppressions/route";
 import { createTestAccount } from "@/test/support/accounts";
 import { call, type CallOptions, type CallResult } from "@/test/support/http";
 import { startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
@@ -43,7 +47,8 @@ function routePatterns(dir = API_DIR): string[] {
 }
 
 // NextAuth's catch-all segment names an auth action (signin, callback/…), not a stored object: nothing to isolate.
-const NOT_OBJECT_IDS = new Set(["nextauth/[...nextauth]"]);
+// An unsubscribe token is its own authority (signed, binds account and address; any other string answers 400).
+const NOT_OBJECT_IDS = new Set(["nextauth/[...nextauth]", "unsubscribe/[token]"]);
 
 /** Key "<METHOD> <pattern>" → how account B calls it with A's ids. */
 const PROBES: Record<string, Probe> = {
@@ -119,6 +124,18 @@ const PROBES: Record<string, Probe> = {
       params: { runId: ids.runId, nodeId: ids.nodeId },
     }),
   },
+  "GET workflows/runs/[runId]/nodes/[nodeId]/emails": {
+    handler: runEmailsRoute.GET,
+    options: (ids) => ({ path: `/api/workflows/runs/${ids.runId}/nodes/out/emails`, params: { runId: ids.runId, nodeId: "out" } }),
+  },
+  "POST workflows/runs/[runId]/send": {
+    handler: sendPreviewRoute.POST,
+    options: (ids) => ({ method: "POST", path: `/api/workflows/runs/${ids.runId}/send`, params: { runId: ids.runId } }),
+  },
+  "DELETE suppressions/[email]": {
+    handler: suppressionRoute.DELETE,
+    options: () => ({ method: "DELETE", path: "/api/suppressions/ada%40example.com", params: { email: "ada@example.com" } }),
+  },
   "GET uploads/[uploadId]": {
     handler: uploadRoute.GET,
     options: (ids) => ({ path: `/api/uploads/${ids.uploadId}`, params: { uploadId: ids.uploadId } }),
@@ -179,6 +196,7 @@ async function createEverything(owner: Account): Promise<Ids> {
   await executor.idle();
   const webhook = await must(call(webhooksRoute.POST, { json: { url: "http://127.0.0.1:9/hook", workflowId }, token: owner.token }), 201);
   const hook = await must(call(hooksRoute.POST, { method: "POST", params: { workflowId }, token: owner.token }), 201);
+  await must(call(suppressionsRoute.POST, { json: { emails: ["ada@example.com"] }, token: owner.token }), 200);
   return { workflowId, uploadId, runId: run.body.runId, webhookId: webhook.body.id, nodeId: "src", hookId: hook.body.id };
 }
 
@@ -200,6 +218,7 @@ async function snapshot(owner: Account) {
     webhooks: (await call(webhooksRoute.GET, { token: owner.token })).body,
     uploads: (await call(uploadsRoute.GET, { token: owner.token })).body,
     workflows: (await call(workflowsRoute.GET, { token: owner.token })).body,
+    suppressions: (await call(suppressionsRoute.GET, { token: owner.token })).body,
   };
 }
 

@@ -147,10 +147,9 @@ export async function startFakeResend(options: FakeResendOptions = {}): Promise<
   }
 
   /** Takes a call of the key's per-second budget, or says 429; the headers describe the window either way. */
-  function rateLimit(apiKey: string): { status: 200 | 429; headers: Record<string, string> } {
+  function rateLimit(apiKey: string, now: number): { status: 200 | 429; headers: Record<string, string> } {
     const limit = options.ratePerSecond;
     if (!limit) return { status: 200, headers: {} };
-    const now = performance.now();
     const times = (callTimes.get(apiKey) ?? []).filter((t) => t > now - 1000);
     callTimes.set(apiKey, times);
     const resetMs = times.length > 0 ? times[0] + 1000 - now : 1000;
@@ -167,6 +166,8 @@ export async function startFakeResend(options: FakeResendOptions = {}): Promise<
   }
 
   const server = http.createServer((req, res) => {
+    // A call counts from its arrival, not from the end of its body (a 100-email batch takes a while to read).
+    const arrivedAt = performance.now();
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -201,7 +202,7 @@ export async function startFakeResend(options: FakeResendOptions = {}): Promise<
       if (req.method !== "POST") return send({ status: 405, body: errorBody(405, "Method not allowed", "method_not_allowed") });
 
       const apiKey = headers.authorization;
-      const limited = rateLimit(apiKey);
+      const limited = rateLimit(apiKey, arrivedAt);
       if (limited.status === 429) return send({ status: 429, body: errorBody(429, "Too many requests. You can only make 5 requests per second.") }, limited.headers);
       const key = headers["idempotency-key"];
       if (key) {

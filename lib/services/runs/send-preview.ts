@@ -1,0 +1,26 @@
+import "server-only";
+import { AppError } from "@/lib/http/errors";
+import { enqueueDerivedRun, type DerivedRun } from "./derive-run";
+
+/**
+ * POST /api/workflows/runs/:runId/send — sends exactly what a SUCCESS preview rendered (CONTRACT 11): a new live run
+ * (`trigger: "send"`, `sendOf`) that reuses every node of the preview except its OUTPUT nodes, so the emails are
+ * rendered from the very same node outputs (AI answers included); only OUTPUT executes, and it re-checks the
+ * suppression list at send time. A preview is sent at most once.
+ */
+export async function sendPreview(accountId: string, runId: string): Promise<DerivedRun> {
+  return enqueueDerivedRun({
+    accountId,
+    sourceRunId: runId,
+    trigger: "send",
+    mode: "live",
+    reuseNode: (node) => node.type !== "OUTPUT",
+    check: (source) => {
+      if (source.mode !== "preview" || source.status !== "SUCCESS") {
+        const what = source.mode !== "preview" ? "a live run" : `a ${source.status} preview`;
+        throw new AppError("conflict", `Only a SUCCESS preview can be sent; this run is ${what}.`);
+      }
+    },
+    once: new AppError("conflict", "This preview was already sent: preview the workflow again to send it again."),
+  });
+}
