@@ -17,7 +17,9 @@ export async function register(): Promise<void> {
   }
   // Per-client throttles need the socket address, which route handlers cannot see (lib/auth/client-address.ts).
   (await import("./lib/auth/client-address")).installClientAddressCapture();
-  const { startBackgroundWork } = await import("./lib/engine/background");
+  const { installShutdownHandBack, startBackgroundWork } = await import("./lib/engine/background");
   await startBackgroundWork();
+  // SIGTERM/SIGINT hand running runs back at their next step boundary, so the next process resumes them at once.
+  installShutdownHandBack();
   (await import("./lib/webhooks/delivery-loop")).startWebhookDeliveryLoop();
 }

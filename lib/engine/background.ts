@@ -2,19 +2,60 @@ import "server-only";
 import { getDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
-import { startEmbeddedExecutor } from "./embedded-executor";
+import { getEmbeddedExecutor, startEmbeddedExecutor } from "./embedded-executor";
+import { acquireExecutorLock, releaseExecutorLock } from "./executor-lock";
 
 /**
  * Background work of one server process. With Inngest configured, runs are executed by the `execute-run` function
  * (served at /api/inngest) and nothing runs here; otherwise the embedded executor starts, and its first sweep
- * resumes the runs a previous process left RUNNING.
+ * resumes the runs a previous process left RUNNING (on PostgreSQL: those whose executor's lock session is gone,
+ * including this host's previous process; on PGlite: all of them, as one process owns the database).
  */
 export async function startBackgroundWork(): Promise<void> {
   const config = getConfig();
   if (!config.inngest.enabled) {
     // Open the database first so a locked embedded database fails loudly at start, not at the first run.
     await getDb();
+    // The lock before the executor: every run this process claims carries a key whose session is alive.
+    if (config.databaseUrl) await acquireExecutorLock(config.databaseUrl);
     startEmbeddedExecutor({ getDb, concurrency: config.executorConcurrency }, { resumeAllRunning: !config.databaseUrl });
     log.info("embedded run executor started", { concurrency: config.executorConcurrency });
   }
+}
+
+/** How long SIGTERM waits for running runs to reach a step boundary (Docker's default grace period is 10 s). */
+export const HAND_BACK_TIMEOUT_MS = 8_000;
+
+/** SIGTERM/SIGINT: hand running runs back at their next step boundary, then end the lock session. */
+export async function handBackRuns(timeoutMs = HAND_BACK_TIMEOUT_MS): Promise<void> {
+  const executor = getEmbeddedExecutor();
+  if (!executor) return;
+  const started = Date.now();
+  const clean = await executor.handBack(timeoutMs);
+  await releaseExecutorLock();
+  log.info("runs handed back before exit", { ms: Date.now() - started, atStepBoundary: clean });
+}
+
+let installed = false;
+
+/**
+ * Installs the SIGTERM/SIGINT hand-back. Next's own signal handler closes the HTTP server and then calls
+ * process.exit; that exit is held until the hand-back is done (bounded by HAND_BACK_TIMEOUT_MS). In a process
+ * without another handler (a plain Node worker), the hand-back exits itself.
+ */
+export function installShutdownHandBack(): void {
+  if (installed) return;
+  installed = true;
+  let handing: Promise<void> | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (handing) return;
+    handing = handBackRuns().catch((error) => log.error("hand-back failed", { error }));
+    const exit = process.exit.bind(process);
+    process.exit = ((code?: number) => {
+      void handing!.finally(() => exit(code));
+    }) as typeof process.exit;
+    if (process.listenerCount(signal) === 1) void handing.finally(() => exit(signal === "SIGINT" ? 130 : 143));
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
 }

@@ -6,6 +6,8 @@ import { nowDate } from "@/lib/clock";
 import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
 import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
 import { executeRun, type EngineDeps, type Step } from "./execute-run";
+import { ensureExecutorLock } from "./executor-lock";
+import { beginHandBack, RunLostError } from "./run-control";
 import {
   claimNextRunWithInfo,
   type ClaimedRunInfo,
@@ -70,6 +72,24 @@ export class EmbeddedExecutor {
     await this.idle();
   }
 
+  /**
+   * SIGTERM/SIGINT: every run stops at its next step boundary and is released (RUNNING, no executor, no heartbeat),
+   * so the next process, or another instance, resumes it at once. Waits at most `timeoutMs` (a step may be a long AI
+   * call): past that the process exits anyway, and its vanished lock session frees the run just the same.
+   */
+  async handBack(timeoutMs: number): Promise<boolean> {
+    beginHandBack();
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const done = await Promise.race([this.idle().then(() => true), timedOut]);
+    clearTimeout(timer);
+    return done;
+  }
+
   /** A wake-up for the workflow: its queue is worked through soon. */
   poke(workflowId: string, resumeRunId?: string, reclaim = false): void {
     if (this.stopped) return;
@@ -85,6 +105,7 @@ export class EmbeddedExecutor {
   /** Wakes workflows whose wake-up was lost; resumes runs whose executor stopped beating. */
   async sweep(staleSeconds = this.options.staleSeconds ?? STALE_HEARTBEAT_SECONDS): Promise<void> {
     const db = await this.options.getDb();
+    await ensureExecutorLock();
     for (const run of await staleRunningRuns(db, staleSeconds)) {
       if (await takeOverStaleRun(db, run.runId, staleSeconds)) {
         log.warn("resuming a run whose executor stopped", { runId: run.runId });
@@ -141,6 +162,10 @@ export class EmbeddedExecutor {
       }
       this.retries.delete(`workflow:${job.workflowId}`);
     } catch (error) {
+      if (error instanceof RunLostError) {
+        log.warn("stopped executing a run another process took over", { runId: error.runId });
+        return;
+      }
       if (isDatabaseUnavailable(error) && this.retryLater(job.workflowId, current)) return;
       // The run stays RUNNING; its heartbeat goes stale and the sweep resumes it.
       log.error("run execution stopped unexpectedly", { workflowId: job.workflowId, error });

@@ -12,7 +12,7 @@ import { finalizeRun } from "./finalize-run";
 import { markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow, startRunRows } from "./node-store";
 import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
 import { claimNextRun, heartbeat, type ClaimedRunInfo } from "./queue";
-import { releaseRun, stopReason, type StopReason } from "./run-control";
+import { releaseRun, RunLostError, stopReason, type StopReason } from "./run-control";
 import { appendRunLog } from "./run-log";
 import { buildRuntime, namedOutputs, RUN_INFO_COLUMNS, runInfoExtras, type RunInfo, type RunInfoRow } from "./runtime";
 
@@ -240,7 +240,8 @@ async function beat(db: Db, runId: string): Promise<void> {
   if (now - (lastBeat.get(runId) ?? 0) < 5_000) return;
   lastBeat.set(runId, now);
   if (lastBeat.size > 1000) lastBeat.clear();
-  await heartbeat(db, runId);
+  // Another process took the run over (this one's lock session was lost meanwhile): stop before the next step.
+  if (!(await heartbeat(db, runId))) throw new RunLostError(runId);
 }
 
 function nodeErrorMessage(error: unknown): string {

@@ -2,9 +2,14 @@ import "server-only";
 import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { Graph } from "@/lib/graph/schema";
+import { EXECUTOR_GONE, executorKey } from "./executor-lock";
 import { RUN_INFO_COLUMNS, runInfoExtras, type RunInfo, type RunInfoRow } from "./runtime";
 
-/** Seconds without a heartbeat after which a RUNNING run is taken to belong to a dead process. */
+/**
+ * Seconds without a heartbeat after which a RUNNING run is taken to belong to a dead (or stuck) process. On PostgreSQL a
+ * dead embedded executor is noticed at once instead, by its vanished advisory lock (executor-lock.ts): this window is
+ * only the backstop for a process that is alive but stuck.
+ */
 export const STALE_HEARTBEAT_SECONDS = 60;
 export const HEARTBEAT_INTERVAL_MS = 10_000;
 
@@ -38,7 +43,8 @@ async function claim(db: Db, workflowId: string, returning: SQL): Promise<ClaimR
   try {
     const rows = await execRows<ClaimRow>(
       db,
-      sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now()
+      sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now(),
+            executor_key = ${executorKey()}
           where id = (
             select r.id from runs r
             where r.workflow_id = ${workflowId} and r.status = 'PENDING'
@@ -63,11 +69,16 @@ export function isUniqueViolation(error: unknown): boolean {
   return false;
 }
 
-/** Keeps the claim alive; returns false when the run is no longer RUNNING (finished or taken over). */
+/**
+ * Keeps the claim alive; returns false when the run is no longer RUNNING or no longer this process's (finished,
+ * released, or taken over after this process's lock session was lost).
+ */
 export async function heartbeat(db: Db, runId: string): Promise<boolean> {
   const rows = await execRows<{ beat: string }>(
     db,
-    sql`update runs set heartbeat_at = now() where id = ${runId} and status = 'RUNNING' returning heartbeat_at::text as beat`,
+    sql`update runs set heartbeat_at = now()
+        where id = ${runId} and status = 'RUNNING' and executor_key is not distinct from ${executorKey()}::int4
+        returning heartbeat_at::text as beat`,
   );
   if (rows[0]) noteOwnBeat(runId, rows[0].beat);
   return rows.length > 0;
@@ -108,16 +119,16 @@ export async function reclaimOwnRun(db: Db, runId: string): Promise<boolean> {
 }
 
 /**
- * Takes over a RUNNING run whose executor stopped beating (crash, deploy). The conditional update makes the
- * takeover exclusive: of two sweepers only one sees the stale heartbeat.
+ * Takes over a RUNNING run whose executor is gone: its lock session ended (killed, restarted), it handed the run back
+ * (SIGTERM: no heartbeat), or it stopped beating. The conditional update makes the takeover exclusive: of two
+ * sweepers only one still sees the run orphaned.
  */
 export async function takeOverStaleRun(db: Db, runId: string, staleSeconds = STALE_HEARTBEAT_SECONDS): Promise<boolean> {
   const rows = await execRows<{ beat: string }>(
     db,
-    sql`update runs set heartbeat_at = now()
-        where id = ${runId} and status = 'RUNNING'
-          and (heartbeat_at is null or heartbeat_at < now() - make_interval(secs => ${staleSeconds}))
-        returning heartbeat_at::text as beat`,
+    sql`update runs r set heartbeat_at = now(), executor_key = ${executorKey()}::int4
+        where r.id = ${runId} and r.status = 'RUNNING' and ${orphaned(staleSeconds)}
+        returning r.heartbeat_at::text as beat`,
   );
   if (rows[0]) noteOwnBeat(runId, rows[0].beat);
   return rows.length > 0;
@@ -135,13 +146,18 @@ export async function workflowsNeedingWake(db: Db, limit = 500): Promise<string[
   return rows.map((r) => r.workflow_id);
 }
 
-/** RUNNING runs whose heartbeat is older than `staleSeconds`. */
+/** A RUNNING run (aliased `r`) that no live executor holds. */
+function orphaned(staleSeconds: number): SQL {
+  return sql`(r.heartbeat_at is null or r.heartbeat_at < now() - make_interval(secs => ${staleSeconds}) or ${sql.raw(EXECUTOR_GONE)})`;
+}
+
+/** RUNNING runs that no live executor holds (see takeOverStaleRun). */
 export async function staleRunningRuns(db: Db, staleSeconds = STALE_HEARTBEAT_SECONDS): Promise<ClaimedRun[]> {
   const rows = await execRows<{ id: string; workflow_id: string }>(
     db,
-    sql`select id, workflow_id from runs
-        where status = 'RUNNING' and (heartbeat_at is null or heartbeat_at < now() - make_interval(secs => ${staleSeconds}))
-        order by seq limit 100`,
+    sql`select r.id, r.workflow_id from runs r
+        where r.status = 'RUNNING' and ${orphaned(staleSeconds)}
+        order by r.seq limit 100`,
   );
   return rows.map((r) => ({ runId: r.id, workflowId: r.workflow_id }));
 }
