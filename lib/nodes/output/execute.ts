@@ -110,7 +110,8 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, start
   const budgetMinutes = config.emailSendBudgetMinutes;
   const progress = async () => {
     const counts = await countByStatus(rt.db, key.runId, key.nodeId);
-    return { sent: counts.sent, total: counts.sent + counts.pending };
+    // Failed rows are emails this node has not sent (a parallel batch may have marked them already).
+    return { sent: counts.sent, total: counts.sent + counts.pending + counts.failed };
   };
   return {
     db: rt.db,
