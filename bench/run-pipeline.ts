@@ -8,7 +8,9 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 
 async function main() {
   const resend = await startFakeResend();
-  benchEnv({ RESEND_API_KEY: "re_bench", RESEND_BASE_URL: resend.url, EMAIL_DAILY_QUOTA: "10000000" });
+  // The fake here has no rate limit, so the provider pacing (EMAIL_RATE_PER_SECOND, default 5/s = 80 s for 400 calls)
+  // is lifted: this benchmark measures the pipeline; test/faults/send-pacing.test.ts measures pacing.
+  benchEnv({ RESEND_API_KEY: "re_bench", RESEND_BASE_URL: resend.url, EMAIL_DAILY_QUOTA: "10000000", EMAIL_RATE_PER_SECOND: "100000" });
   const { driver } = await benchDb();
   const { getDb } = await import("@/db/client");
   const { getRun } = await import("@/lib/services/runs/get-run");
