@@ -21,7 +21,7 @@ function useCountdown(initial: number) {
   return [left, setLeft] as const;
 }
 
-export function VerifyForm() {
+export function VerifyForm({ localMailbox = false }: { localMailbox?: boolean }) {
   const router = useRouter();
   const params = useSearchParams();
   const [email, setEmail] = useState(params.get("email") ?? "");
@@ -80,6 +80,15 @@ export function VerifyForm() {
           Enter the 6-digit code we sent{email ? <> to <span className="font-medium text-slate-700">{email}</span></> : ""}. It is valid for 10 minutes.
         </p>
       </div>
+      {localMailbox && (
+        <Alert tone="blue" testId="verify-mailbox-hint">
+          This server has no email service set up, so the code went to its local mailbox:{" "}
+          <a href="/mailbox" target="_blank" rel="noopener" className="font-medium underline" data-testid="verify-mailbox-link">
+            open the mailbox
+          </a>{" "}
+          (in a new tab) and copy the code from there.
+        </Alert>
+      )}
       {!params.get("email") && (
         <Field label="Email">
           {(id) => <Input id={id} type="email" value={email} onChange={(e) => setEmail(e.target.value)} data-testid="verify-email" />}

@@ -1,13 +1,15 @@
 "use client";
 import { BaseEdge, EdgeLabelRenderer, getBezierPath, type EdgeProps } from "@xyflow/react";
 import { memo } from "react";
-import { cx } from "@/components/ui";
+import { cx, formatCount } from "@/components/ui";
 import type { FlowEdge } from "./mapper";
 
 /** Display-only extras: how many items crossed this edge in the shown run. */
 export interface EdgeOverlay {
   count?: number | null;
   dead?: boolean;
+  /** The edge has a validation error (its condition): drawn red, explained in the edge panel. */
+  invalid?: boolean;
 }
 
 function ConditionEdgeView(props: EdgeProps<FlowEdge>) {
@@ -15,10 +17,16 @@ function ConditionEdgeView(props: EdgeProps<FlowEdge>) {
   const [path, labelX, labelY] = getBezierPath({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition });
   const overlay = (data ?? {}) as FlowEdge["data"] & EdgeOverlay;
   const condition = overlay?.condition;
+  const invalid = !!overlay.invalid;
   const hasCount = typeof overlay.count === "number";
   return (
     <>
-      <BaseEdge id={id} path={path} markerEnd={markerEnd} style={overlay.dead ? { strokeDasharray: "4 4", opacity: 0.5 } : undefined} />
+      <BaseEdge
+        id={id}
+        path={path}
+        markerEnd={markerEnd}
+        style={{ ...(overlay.dead ? { strokeDasharray: "4 4", opacity: 0.5 } : {}), ...(overlay.invalid ? { stroke: "#dc2626", strokeWidth: 2 } : {}) }}
+      />
       {(condition || hasCount) && (
         <EdgeLabelRenderer>
           <div
@@ -28,17 +36,20 @@ function ConditionEdgeView(props: EdgeProps<FlowEdge>) {
             {condition && (
               <span
                 data-testid={`edge-label-${id}`}
+                data-invalid={invalid || undefined}
+                title={invalid ? "This condition has a problem: select the edge to see it" : undefined}
                 className={cx(
-                  "max-w-48 truncate rounded-md bg-white px-2 py-0.5 font-mono text-[11px] text-amber-800 shadow-sm ring-1",
-                  selected ? "ring-brand-500" : "ring-amber-300",
+                  "max-w-48 truncate rounded-md bg-white px-2 py-0.5 font-mono text-[11px] shadow-sm ring-1",
+                  invalid ? "text-red-700 ring-red-500" : "text-amber-800",
+                  selected ? "ring-brand-500" : invalid ? "" : "ring-amber-300",
                 )}
               >
                 if {condition}
               </span>
             )}
             {hasCount && (
-              <span data-testid={`edge-count-${id}`} className="rounded-full bg-slate-800 px-2 py-0.5 text-[11px] font-medium text-white">
-                {overlay.count} {overlay.count === 1 ? "item" : "items"}
+              <span data-testid={`edge-count-${id}`} className="rounded-full bg-slate-700 px-2 py-0.5 text-[11px] font-medium text-slate-50">
+                {formatCount(overlay.count!)} {overlay.count === 1 ? "item" : "items"}
               </span>
             )}
           </div>

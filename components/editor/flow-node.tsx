@@ -1,15 +1,18 @@
 "use client";
 import { Handle, Position, type NodeProps } from "@xyflow/react";
-import { createContext, memo, useContext } from "react";
+import { createContext, memo, useContext, useState } from "react";
 import type { NodeResult } from "@/lib/client/types";
 import { cx } from "@/components/ui";
 import type { FlowNode } from "./mapper";
 import { NODE_KINDS, summarize } from "./node-kinds";
+import { SendProgress } from "@/components/runs/send-progress";
 
 /** Extra, derived fields the canvas adds to a node for display only (never saved). */
 export interface NodeOverlay {
   errors?: string[];
   run?: NodeResult;
+  /** The graph changed since the shown run: its status is kept, dimmed, as history. */
+  stale?: boolean;
 }
 
 /** Upload id → file name, so a DATA_SOURCE card shows "people.csv" rather than an id. */
@@ -34,31 +37,39 @@ function FlowNodeView({ id, data, selected }: NodeProps<FlowNode>) {
   const status = overlay.run?.status;
   const errors = overlay.errors ?? NO_ERRORS;
   const uploadNames = useContext(UploadNamesContext);
+  // Validation outranks the run: a node that cannot run as it is now keeps its red ring whatever an earlier run
+  // said, and a stale run's status is shown dimmed.
+  const ring = errors.length ? "ring-2 ring-red-500" : status && !overlay.stale ? STATUS_RING[status] : "ring-slate-200";
   return (
     <div
       data-testid={`node-${id}`}
       data-node-type={data.type}
       data-status={status ?? "idle"}
+      data-stale={overlay.stale || undefined}
       data-invalid={errors.length > 0 || undefined}
       className={cx(
         "w-60 rounded-xl bg-white px-3.5 py-3 shadow-sm ring-1 transition-shadow",
-        status ? STATUS_RING[status] : errors.length ? "ring-2 ring-red-400" : "ring-slate-200",
+        ring,
         selected && "shadow-md ring-2 ring-brand-500",
       )}
     >
       {kind.hasInput && <Handle type="target" position={Position.Top} data-testid={`handle-in-${id}`} />}
       <div className="flex items-center justify-between gap-2">
         <span className={cx("rounded px-1.5 py-0.5 text-[10px] font-semibold tracking-wide", kind.accent)}>{data.type}</span>
-        {status && <StatusDot status={status} testId={`node-status-${id}`} />}
+        {status && <StatusDot status={status} testId={`node-status-${id}`} dimmed={overlay.stale} />}
       </div>
       <p className="mt-1.5 truncate font-mono text-sm font-semibold text-slate-900">{id}</p>
       <p className="truncate text-xs text-slate-500">{summarize(data.type, data.config, uploadNames)}</p>
-      {overlay.run?.status === "FAILED" && overlay.run.error && (
-        <p className="mt-2 rounded bg-red-100 px-2 py-1 text-xs text-red-800" data-testid={`node-run-error-${id}`}>
-          {overlay.run.error}
-        </p>
+      {data.type === "OUTPUT" && (data.config as { unsubscribe?: boolean }).unsubscribe === false && (
+        <span className="mt-1 inline-block rounded bg-slate-100 px-1.5 py-0.5 text-[10px] font-medium text-slate-600" data-testid={`node-transactional-${id}`} title="No unsubscribe link: for transactional mail only">
+          transactional
+        </span>
       )}
-      {errors.length > 0 && !status && (
+      {overlay.run?.progress && overlay.run.status === "RUNNING" && !overlay.stale && (
+        <p className="mt-1 text-[11px] text-slate-600"><SendProgress nodeId={`canvas-${id}`} result={overlay.run} /></p>
+      )}
+      {overlay.run?.status === "FAILED" && overlay.run.error && !overlay.stale && <RunError id={id} text={overlay.run.error} />}
+      {errors.length > 0 && (
         // Kept to two one-line items so an invalid node stays about the size of a valid one; the inspector
         // lists every message in full.
         <ul className="mt-2 space-y-0.5 rounded bg-red-50 px-2 py-1 text-[11px] leading-4 text-red-700" data-testid={`node-errors-${id}`}>
@@ -75,7 +86,31 @@ function FlowNodeView({ id, data, selected }: NodeProps<FlowNode>) {
   );
 }
 
-function StatusDot({ status, testId }: { status: string; testId: string }) {
+/** A run error capped to three lines (a stack of text would make the card tower over its neighbours). */
+function RunError({ id, text }: { id: string; text: string }) {
+  const [open, setOpen] = useState(false);
+  const long = text.length > 120;
+  return (
+    <div className="mt-2 rounded bg-red-100 px-2 py-1 text-xs text-red-800" data-testid={`node-run-error-${id}`}>
+      <p className={cx("break-words", !open && "line-clamp-3")}>{text}</p>
+      {long && (
+        <button
+          type="button"
+          className="nodrag mt-0.5 font-medium underline"
+          data-testid={`node-run-error-toggle-${id}`}
+          onClick={(e) => {
+            e.stopPropagation();
+            setOpen((o) => !o);
+          }}
+        >
+          {open ? "Show less" : "Show more"}
+        </button>
+      )}
+    </div>
+  );
+}
+
+function StatusDot({ status, testId, dimmed }: { status: string; testId: string; dimmed?: boolean }) {
   const tone: Record<string, string> = {
     PENDING: "bg-slate-100 text-slate-600",
     RUNNING: "bg-brand-100 text-brand-700",
@@ -84,7 +119,12 @@ function StatusDot({ status, testId }: { status: string; testId: string }) {
     SKIPPED: "bg-amber-100 text-amber-800",
   };
   return (
-    <span data-testid={testId} data-status={status} className={cx("rounded-full px-2 py-0.5 text-[10px] font-semibold", tone[status])}>
+    <span
+      data-testid={testId}
+      data-status={status}
+      title={dimmed ? "From the last run, before the graph changed" : undefined}
+      className={cx("rounded-full px-2 py-0.5 text-[10px] font-semibold", tone[status], dimmed && "opacity-40")}
+    >
       {status === "RUNNING" ? "RUNNING…" : status}
     </span>
   );

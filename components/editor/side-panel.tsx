@@ -2,14 +2,15 @@
 import { memo, useMemo, useState } from "react";
 import { useUploads } from "@/lib/client/hooks";
 import type { Graph, NodeType, Run, RunSummary, ValidationResult } from "@/lib/client/types";
-import { Alert, StatusBadge, cx, formatDuration } from "@/components/ui";
+import { Alert, Button, Select, StatusBadge, cx, formatCount, formatDuration } from "@/components/ui";
 import { NodeOutput } from "@/components/runs/node-output";
 import { RunHistory, RunLogList, RunSummaryCard } from "@/components/runs/run-details";
 import { ConfigPanel, EdgePanel } from "./config-panel";
 import type { FlowEdge } from "./mapper";
 import { templateSuggestions } from "./suggestions";
+import { VersionsPanel } from "./versions-panel";
 
-type Tab = "node" | "run";
+type Tab = "node" | "run" | "versions";
 
 export interface PanelActions {
   updateConfig: (nodeId: string, config: Record<string, unknown>) => void;
@@ -17,6 +18,28 @@ export interface PanelActions {
   removeNode: (nodeId: string) => void;
   updateCondition: (edgeId: string, condition: string) => void;
   removeEdge: (edgeId: string) => void;
+  connect: (source: string, target: string) => void;
+}
+
+/** Versions, "test this node" and the read-only view: what the side panel needs from the editor beyond the graph. */
+export interface EditorExtras {
+  workflowId: string | null;
+  currentVersion: number;
+  viewingVersion: number | null;
+  onViewVersion: (version: number | null) => void;
+  onRestoreVersion: (version: number) => void;
+  restoring: boolean;
+  /** The canvas shows a stored version (or the screen is too narrow to edit): nothing can change. */
+  readOnly: boolean;
+  onTestNode: (nodeId: string) => void;
+  testingNodeId: string | null;
+  /** The run opened by "Test this node": its output shows in the inspector, so the tab stays there. */
+  testRunId: string | null;
+  /** The shown run ran another version than the canvas: offer to show it on its own graph. */
+  runVersionElsewhere: number | null;
+  onShowRunGraph: () => void;
+  selectionCount: number;
+  edgeIssues: ReadonlyMap<string, string[]>;
 }
 
 export interface SelectedNode {
@@ -38,6 +61,7 @@ interface SidePanelProps {
   onOpenRun: (runId: string) => void;
   onPickNode: (nodeId: string) => void;
   workflowSaved: boolean;
+  extras: EditorExtras;
 }
 
 // Memoized with stable props (the graph is the position-free structure, which keeps its identity while
@@ -54,7 +78,7 @@ export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
   if (seen.runId !== runId || seen.selectionKey !== selectionKey) {
     setSeen({ runId, selectionKey });
     if (seen.selectionKey !== selectionKey && selectionKey) setTab("node");
-    else if (seen.runId !== runId && runId) setTab("run");
+    else if (seen.runId !== runId && runId && runId !== props.extras.testRunId) setTab("run");
   }
 
   const uploads = useUploads();
@@ -64,9 +88,9 @@ export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
   );
 
   return (
-    <aside className="flex w-96 shrink-0 flex-col border-l border-slate-200 bg-white" aria-label="Inspector">
+    <aside className="flex w-80 shrink-0 flex-col border-l border-slate-200 bg-white xl:w-96" aria-label="Inspector">
       <div className="flex border-b border-slate-200 text-sm" role="tablist">
-        {(["node", "run"] as const).map((t) => (
+        {(["node", "run", "versions"] as const).map((t) => (
           <button
             key={t}
             role="tab"
@@ -75,16 +99,33 @@ export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
             onClick={() => setTab(t)}
             className={cx("flex-1 py-2.5 font-medium", tab === t ? "border-b-2 border-brand-600 text-brand-700" : "text-slate-500 hover:text-slate-800")}
           >
-            {t === "node" ? "Inspector" : "Runs"}
+            {t === "node" ? "Inspector" : t === "run" ? "Runs" : "Versions"}
             {t === "run" && run && <span className="ml-2 align-middle"><StatusBadge status={run.status} /></span>}
           </button>
         ))}
       </div>
       <div className="min-h-0 flex-1 overflow-y-auto">
-        {tab === "node" ? (
-          selectedNode ? (
+        {tab === "versions" ? (
+          <VersionsPanel
+            workflowId={props.extras.workflowId}
+            currentVersion={props.extras.currentVersion}
+            viewing={props.extras.viewingVersion}
+            onView={props.extras.onViewVersion}
+            onRestore={props.extras.onRestoreVersion}
+            restoring={props.extras.restoring}
+          />
+        ) : tab === "node" ? (
+          props.extras.selectionCount > 1 ? (
+            <div className="space-y-2 p-5 text-sm text-slate-600" data-testid="multi-selection">
+              <p className="font-medium text-slate-800">{props.extras.selectionCount} nodes selected</p>
+              <p>Drag one to move them together; Delete removes them; Ctrl/Cmd+C copies, Ctrl/Cmd+D duplicates.</p>
+            </div>
+          ) : selectedNode ? (
             <>
+              <NodeActions node={selectedNode} graph={graph} extras={props.extras} onConnect={editor.connect} />
               {run?.nodes?.[selectedNode.id] && <NodeRunCard runId={run.runId} nodeId={selectedNode.id} run={run} />}
+              {/* A disabled fieldset makes every control of a stored version read-only at once. */}
+              <fieldset disabled={props.extras.readOnly} className="min-w-0">
               <ConfigPanel
                 key={selectedNode.id}
                 nodeId={selectedNode.id}
@@ -97,6 +138,7 @@ export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
                 onRename={(id) => editor.renameNode(selectedNode.id, id)}
                 onDelete={() => editor.removeNode(selectedNode.id)}
               />
+              </fieldset>
             </>
           ) : selectedEdge ? (
             <EdgePanel
@@ -106,7 +148,7 @@ export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
               suggestions={templateSuggestions(graph, selectedEdge.target, {}).filter((s) => !s.ref.startsWith("item."))}
               onChange={(c) => editor.updateCondition(selectedEdge.id, c)}
               onDelete={() => editor.removeEdge(selectedEdge.id)}
-              issue={props.issues.find((i) => i.code === "invalid_expression" && !i.nodeId)?.message}
+              issues={props.extras.edgeIssues.get(selectedEdge.id)}
             />
           ) : (
             <div className="space-y-3 p-5 text-sm text-slate-500" data-testid="inspector-empty">
@@ -127,9 +169,19 @@ export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
   );
 });
 
-function RunTab({ run, runId, runError, runs, onOpenRun, onPickNode, workflowSaved }: SidePanelProps) {
+function RunTab({ run, runId, runError, runs, onOpenRun, onPickNode, workflowSaved, extras }: SidePanelProps) {
   return (
     <div className="space-y-5 p-4" data-testid="run-panel">
+      {run && extras.runVersionElsewhere !== null && (
+        <Alert tone="amber">
+          <span data-testid="run-other-version">
+            This run ran version {extras.runVersionElsewhere}, not the graph on the canvas.{" "}
+            <button type="button" className="font-medium underline" onClick={extras.onShowRunGraph} data-testid="show-run-graph">
+              Show it on its own graph
+            </button>
+          </span>
+        </Alert>
+      )}
       {runError && <Alert tone="amber">{runError}</Alert>}
       {runId && !run && !runError && <p className="text-sm text-slate-500">Loading run…</p>}
       {run && (
@@ -177,11 +229,55 @@ function NodeRunCard({ runId, nodeId, run }: { runId: string; nodeId: string; ru
         {result.error && <p className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">{result.error}</p>}
         {(typeof result.itemsIn === "number" || typeof result.itemsOut === "number") && (
           <p className="text-xs text-slate-500">
-            {result.itemsIn ?? "—"} in · {result.itemsOut ?? "—"} out · {formatDuration(result.startedAt, result.completedAt)}
+            {typeof result.itemsIn === "number" ? formatCount(result.itemsIn) : "—"} in · {typeof result.itemsOut === "number" ? formatCount(result.itemsOut) : "—"} out ·{" "}
+            {formatDuration(result.startedAt, result.completedAt)}
           </p>
         )}
         <NodeOutput runId={runId} nodeId={nodeId} result={result} />
       </div>
     </details>
+  );
+}
+
+/** "Test this node" (a preview run up to it) and a keyboard way to connect it to another node. */
+function NodeActions({ node, graph, extras, onConnect }: { node: SelectedNode; graph: Graph; extras: EditorExtras; onConnect: (s: string, t: string) => void }) {
+  const targets = graph.nodes.filter(
+    (n) => n.id !== node.id && n.type !== "TRIGGER" && !graph.edges.some((e) => e.source === node.id && e.target === n.id),
+  );
+  return (
+    <div className="flex flex-wrap items-center gap-2 border-b border-slate-200 px-4 py-3" data-testid="node-actions">
+      {node.type !== "TRIGGER" && (
+        <Button
+          size="sm"
+          variant="secondary"
+          onClick={() => extras.onTestNode(node.id)}
+          loading={extras.testingNodeId === node.id}
+          disabled={extras.readOnly}
+          title="Run this node and the nodes before it as a preview: nothing is sent"
+          data-testid="test-node"
+        >
+          Test this node
+        </Button>
+      )}
+      {!extras.readOnly && targets.length > 0 && (
+        <label className="flex items-center gap-1.5 text-xs text-slate-500">
+          Connect to
+          <Select
+            className="!w-36 !py-1 text-xs"
+            value=""
+            aria-label={`Connect ${node.id} to another node`}
+            data-testid="connect-to"
+            onChange={(e) => e.target.value && onConnect(node.id, e.target.value)}
+          >
+            <option value="">Choose…</option>
+            {targets.map((n) => (
+              <option key={n.id} value={n.id}>
+                {n.id}
+              </option>
+            ))}
+          </Select>
+        </label>
+      )}
+    </div>
   );
 }

@@ -5,6 +5,7 @@
 // the dragged node's object, and a new validation or run result never re-creates the 200 node objects
 // (what keeps a large graph smooth while one node is dragged).
 import { useMemo } from "react";
+import { humanize } from "@/components/ui";
 import type { NodeResult, Run, ValidationResult } from "@/lib/client/types";
 import type { EdgeOverlay } from "./condition-edge";
 import type { NodeOverlay } from "./flow-node";
@@ -21,30 +22,60 @@ export function itemsOut(result: NodeResult | undefined): number | null {
   return null;
 }
 
+/** The index of the edge an error is about (`graph.edges[3].condition` → 3), or null for node and graph errors. */
+export function edgeIndexOf(path: string): number | null {
+  const match = /^graph\.edges\[(\d+)\]/.exec(path);
+  return match ? Number(match[1]) : null;
+}
+
+/** Edge id → its validation messages (a condition's errors belong to the edge, not to the node it leads to). */
+export function edgeIssues(validation: ValidationResult | null, edges: { source: string; target: string }[]): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  for (const e of validation?.errors ?? []) {
+    const index = edgeIndexOf(e.path);
+    const edge = index === null ? undefined : edges[index];
+    if (!edge) continue;
+    const id = `${edge.source}->${edge.target}`;
+    map.set(id, [...(map.get(id) ?? []), humanize(e.message)]);
+  }
+  return map;
+}
+
 /** Node id → its validation errors and its result in the shown run. */
 export function nodeOverlays(validation: ValidationResult | null, run: Run | null): Map<string, NodeOverlay> {
   const map = new Map<string, NodeOverlay>();
   for (const e of validation?.errors ?? []) {
-    if (!e.nodeId) continue;
+    if (!e.nodeId || edgeIndexOf(e.path) !== null) continue;
     const prev = map.get(e.nodeId);
-    map.set(e.nodeId, { ...prev, errors: [...(prev?.errors ?? []), e.message] });
+    map.set(e.nodeId, { ...prev, errors: [...(prev?.errors ?? []), humanize(e.message)] });
   }
   for (const [id, result] of Object.entries(run?.nodes ?? {})) map.set(id, { ...map.get(id), run: result });
   return map;
 }
 
-export function useOverlays(doc: Doc, validation: ValidationResult | null, run: Run | null) {
-  const overlays = useMemo(() => nodeOverlays(validation, run), [validation, run]);
+/**
+ * `run` is drawn only when it ran the graph on screen; `stale` (the graph changed since) keeps node statuses but
+ * dimmed, and drops the item counts, which described edges that may no longer exist.
+ */
+export function useOverlays(doc: Doc, validation: ValidationResult | null, run: Run | null, edgeGraph: { source: string; target: string }[], stale = false) {
+  const overlays = useMemo(() => {
+    const map = nodeOverlays(validation, run);
+    if (stale) for (const [id, o] of map) if (o.run) map.set(id, { ...o, stale: true });
+    return map;
+  }, [validation, run, stale]);
+  const issues = useMemo(() => edgeIssues(validation, edgeGraph), [validation, edgeGraph]);
 
   const edges = useMemo(() => {
-    if (!run) return doc.edges;
+    if (!run && issues.size === 0) return doc.edges;
     return doc.edges.map((e): FlowEdge => {
-      const source = run.nodes?.[e.source];
-      const target = run.nodes?.[e.target];
-      const overlay: EdgeOverlay = { count: itemsOut(source), dead: target?.status === "SKIPPED" };
+      const source = run?.nodes?.[e.source];
+      const target = run?.nodes?.[e.target];
+      const invalid = issues.has(e.id);
+      if (!run || stale) return invalid ? { ...e, data: { ...e.data, invalid } } : e;
+      const overlay: EdgeOverlay = { count: itemsOut(source), dead: target?.status === "SKIPPED", invalid };
       return { ...e, animated: source?.status === "RUNNING" || target?.status === "RUNNING", data: { ...e.data, ...overlay } };
     });
-  }, [doc.edges, run]);
+  }, [doc.edges, run, issues, stale]);
 
-  return { nodes: doc.nodes, edges, overlays };
+  return { nodes: doc.nodes, edges, overlays, edgeIssues: issues };
 }

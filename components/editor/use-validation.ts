@@ -8,7 +8,7 @@ import type { Graph, ValidationResult } from "@/lib/client/types";
 
 const DEBOUNCE_MS = 500;
 
-const structureKey = (graph: Graph) => JSON.stringify({ nodes: graph.nodes.map(({ position: _p, ...n }) => n), edges: graph.edges });
+export const structureKey = (graph: Graph) => JSON.stringify({ nodes: graph.nodes.map(({ position: _p, ...n }) => n), edges: graph.edges });
 
 /**
  * The graph without positions, as a value that keeps its identity while only positions change: what

@@ -2,9 +2,10 @@
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { signOut, useSession } from "next-auth/react";
-import { useEffect } from "react";
+import { useEffect, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { Logo, PageSpinner, cx } from "@/components/ui";
+import { ThemeToggle } from "./theme";
 
 const NAV = [
   { href: "/workflows", label: "Workflows", testId: "nav-workflows" },
@@ -24,6 +25,13 @@ export function AppShell({ children }: { children: React.ReactNode }) {
   const router = useRouter();
   const pathname = usePathname();
   const queryClient = useQueryClient();
+  // Below 768 px the links fold into a menu button; the menu closes when a page opens.
+  const [menuOpen, setMenuOpen] = useState(false);
+  const [menuPath, setMenuPath] = useState(pathname);
+  if (menuPath !== pathname) {
+    setMenuPath(pathname);
+    setMenuOpen(false);
+  }
 
   const isPublic = PUBLIC_PATHS.includes(pathname);
   useEffect(() => {
@@ -42,9 +50,26 @@ export function AppShell({ children }: { children: React.ReactNode }) {
   return (
     <div className="flex min-h-screen flex-col">
       <header className="sticky top-0 z-30 border-b border-slate-200 bg-white/90 backdrop-blur">
-        <div className="flex h-14 items-center gap-6 px-4 sm:px-6">
+        <div className="flex h-14 items-center gap-3 px-4 sm:px-6 md:gap-6">
           <Logo href="/workflows" />
-          <nav className="flex items-center gap-1" aria-label="Main">
+          <button
+            type="button"
+            className="rounded-md px-2 py-1.5 text-sm font-medium text-slate-700 ring-1 ring-slate-200 md:hidden"
+            aria-expanded={menuOpen}
+            aria-controls="main-nav"
+            onClick={() => setMenuOpen((o) => !o)}
+            data-testid="nav-toggle"
+          >
+            {menuOpen ? "Close" : "Menu"}
+          </button>
+          <nav
+            id="main-nav"
+            className={cx(
+              "items-center gap-1 md:static md:flex md:border-0 md:bg-transparent md:p-0 md:shadow-none",
+              menuOpen ? "absolute inset-x-0 top-14 flex flex-col items-stretch border-b border-slate-200 bg-white p-2 shadow-md" : "hidden",
+            )}
+            aria-label="Main"
+          >
             {NAV.map((item) => {
               const active = pathname === item.href || pathname.startsWith(`${item.href}/`);
               return (
@@ -63,8 +88,9 @@ export function AppShell({ children }: { children: React.ReactNode }) {
               );
             })}
           </nav>
-          <div className="ml-auto flex items-center gap-3">
-            <span className="hidden text-sm text-slate-500 sm:inline" data-testid="current-user">
+          <div className="ml-auto flex items-center gap-2 md:gap-3">
+            <ThemeToggle />
+            <span className="hidden text-sm text-slate-500 lg:inline" data-testid="current-user">
               {user?.name || user?.email}
             </span>
             <button onClick={() => void logout()} data-testid="logout" className="rounded-md px-3 py-1.5 text-sm font-medium text-slate-600 hover:bg-slate-100">
@@ -90,6 +116,7 @@ function PublicFrame({ children }: { children: React.ReactNode }) {
         <div className="flex h-14 items-center gap-6 px-4 sm:px-6">
           <Logo />
           <div className="ml-auto flex gap-2">
+            <ThemeToggle />
             <Link href="/login" className="rounded-md px-3 py-1.5 text-sm font-medium text-slate-600 hover:bg-slate-100">
               Sign in
             </Link>

@@ -1,5 +1,6 @@
 import { ApiError, errorMessage } from "@/lib/client/api";
 import { cx } from "./cx";
+import { humanize } from "./format";
 
 export function Alert({ tone = "red", title, children, className, testId }: {
   tone?: "red" | "green" | "blue" | "amber";
@@ -22,6 +23,8 @@ export function Alert({ tone = "red", title, children, className, testId }: {
   );
 }
 
+const MAX_LISTED = 6;
+
 /** Shows an error from the API in words: its detail, and the per-field messages not shown elsewhere. */
 export function ErrorAlert({ error, testId = "error", className, hideFieldErrors }: {
   error: unknown;
@@ -33,12 +36,13 @@ export function ErrorAlert({ error, testId = "error", className, hideFieldErrors
   const fieldErrors = error instanceof ApiError && !hideFieldErrors ? error.errors : [];
   return (
     <Alert testId={testId} className={className}>
-      <p>{errorMessage(error)}</p>
+      <p>{humanize(errorMessage(error))}</p>
       {fieldErrors.length > 0 && (
         <ul className="mt-1 list-disc pl-5">
-          {fieldErrors.map((e, i) => (
-            <li key={i}>{e.message}</li>
+          {fieldErrors.slice(0, MAX_LISTED).map((e, i) => (
+            <li key={i}>{humanize(e.message)}</li>
           ))}
+          {fieldErrors.length > MAX_LISTED && <li>…and {fieldErrors.length - MAX_LISTED} more</li>}
         </ul>
       )}
     </Alert>

@@ -23,3 +23,37 @@ export function formatDuration(start: string | null | undefined, end: string | n
   const ms = new Date(end).getTime() - new Date(start).getTime();
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
+
+const grouped = new Intl.NumberFormat("en");
+
+/** 20,000 rather than 20000: counts people read at a glance. */
+export function formatCount(n: number): string {
+  return grouped.format(n);
+}
+
+// Field names as the API spells them → the words the forms use, for messages that start with a field name
+// ("forEach must not be empty" → "For each must not be empty").
+const FIELD_WORDS: Record<string, string> = {
+  forEach: "“For each”",
+  uploadId: "The upload",
+  driveFileId: "The Drive file",
+  expr: "The filter expression",
+  source: "The source",
+  to: "“To”",
+  subject: "The subject",
+  body: "The body",
+  prompt: "The prompt",
+  output: "The declared outputs",
+  fullName: "Your name",
+  newPassword: "The new password",
+  currentPassword: "The current password",
+};
+
+/** A message for people: field names in words, and no pointer to the JSON `errors` array the list already shows. */
+export function humanize(message: string): string {
+  return message
+    .replace(/^([a-zA-Z]+)(?= )/, (word) => FIELD_WORDS[word] ?? word)
+    .replace(/:?\s*see `errors`\.?/g, ".")
+    .replace(/\.\./g, ".")
+    .replace(/\s+\./g, ".");
+}

@@ -5,7 +5,7 @@ export { Card, CardHeader, PageHeader } from "./card";
 export { cx } from "./cx";
 export { EmptyState } from "./empty-state";
 export { Field, Input, Select, Textarea } from "./field";
-export { formatBytes, formatDuration, timeAgo } from "./format";
+export { formatBytes, formatCount, formatDuration, humanize, timeAgo } from "./format";
 export { PageSpinner, Spinner } from "./spinner";
 export { Logo } from "./logo";
 export { useHydrated } from "./use-hydrated";

@@ -7,6 +7,7 @@ import { keys, useWorkflows } from "@/lib/client/hooks";
 import { Button, Card, EmptyState, ErrorAlert, PageHeader, PageSpinner, StatusBadge, buttonClass, timeAgo } from "@/components/ui";
 import { PageContainer } from "@/components/shell/app-shell";
 import { createDemoWorkflow } from "./demo";
+import { ImportButton, WorkflowActions } from "./workflow-actions";
 
 export function WorkflowList() {
   const { data, isPending, error } = useWorkflows();
@@ -42,6 +43,7 @@ export function WorkflowList() {
         description="Each workflow reads rows, optionally asks an AI and filters them, then sends one email per item."
         actions={
           <>
+            <ImportButton />
             {demoButton}
             <Link href="/workflows/new" className={buttonClass("primary")} data-testid="new-workflow">
               New workflow
@@ -68,7 +70,7 @@ export function WorkflowList() {
           }
         />
       ) : (
-        <Card className="overflow-hidden">
+        <Card className="overflow-x-auto">
           <table className="min-w-full divide-y divide-slate-100 text-sm" data-testid="workflow-table">
             <thead className="bg-slate-50 text-left text-xs font-medium uppercase tracking-wide text-slate-500">
               <tr>
@@ -77,6 +79,7 @@ export function WorkflowList() {
                 <th className="px-5 py-3">Nodes</th>
                 <th className="px-5 py-3">Last run</th>
                 <th className="px-5 py-3">Updated</th>
+                <th className="px-5 py-3"><span className="sr-only">Actions</span></th>
               </tr>
             </thead>
             <tbody className="divide-y divide-slate-100">
@@ -100,6 +103,9 @@ export function WorkflowList() {
                     )}
                   </td>
                   <td className="px-5 py-3 text-slate-500">{timeAgo(wf.updatedAt)}</td>
+                  <td className="px-3 py-2 text-right">
+                    <WorkflowActions workflow={wf} />
+                  </td>
                 </tr>
               ))}
             </tbody>
