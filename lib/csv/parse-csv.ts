@@ -1,4 +1,5 @@
 import Papa from "papaparse";
+import { getConfig } from "@/lib/config";
 import { AppError, type ErrorItem } from "@/lib/http/errors";
 
 /** More columns than this is refused: nobody mails from a 500-column sheet, and the header stays cheap to check. */
@@ -33,6 +34,10 @@ export class CsvStreamParser {
   private newlineChar = "\n";
   /** Physical line on which the text in `pending` begins. */
   private line = 1;
+  private dataRows = 0;
+
+  /** `maxRows`: data rows allowed (UPLOAD_MAX_ROWS); one more fails at once, before it is stored or kept. */
+  constructor(private readonly maxRows = Number.POSITIVE_INFINITY) {}
 
   write(text: string): string[][] {
     this.pending += text;
@@ -97,11 +102,19 @@ export class CsvStreamParser {
         this.columns = readHeader(cells, line);
         continue;
       }
+      if (++this.dataRows > this.maxRows) throw tooManyRows(this.maxRows, line);
       out.push(fitRow(cells, this.columns.length, line));
     }
     this.pending = final ? "" : input.slice(result.meta.cursor);
     return out;
   }
+}
+
+function tooManyRows(maxRows: number, line: number): AppError {
+  return invalidCsv(
+    `The file has more than ${maxRows.toLocaleString("en-US")} data rows (the limit of this server, UPLOAD_MAX_ROWS): split it into smaller files.`,
+    line,
+  );
 }
 
 function recordTooLong(line: number): AppError {
@@ -227,15 +240,17 @@ export class CsvTextDecoder {
 
 /**
  * Parses a byte stream, handing rows to `onRows` in batches of `batchRows` (awaited, so a slow consumer slows the
- * reading). Never holds more than one batch and one record of text.
+ * reading). Never holds more than one batch and one record of text. Every upload path (multipart, tus, Drive) comes
+ * through here, so all of them stop at UPLOAD_MAX_ROWS with the same 422.
  */
 export async function parseCsvStream(
   source: AsyncIterable<Uint8Array>,
   onRows: (rows: string[][], columns: string[]) => Promise<void>,
   batchRows = 5000,
+  maxRows = getConfig().uploadMaxRows,
 ): Promise<{ columns: string[]; rowCount: number }> {
   const decoder = new CsvTextDecoder();
-  const parser = new CsvStreamParser();
+  const parser = new CsvStreamParser(maxRows);
   let batch: string[][] = [];
   let rowCount = 0;
   const take = async (rows: string[][]) => {
