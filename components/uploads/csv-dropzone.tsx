@@ -4,7 +4,10 @@ import { uploadCsv } from "@/lib/client/upload";
 import type { UploadMeta } from "@/lib/client/types";
 import { ErrorAlert, cx } from "@/components/ui";
 
-/** Drag a CSV here (or click to choose): uploads it with a progress bar. */
+/**
+ * Drag a CSV here (or click to choose): uploads it in resumable 4 MiB pieces (tus) with a progress bar; a dropped
+ * connection resumes on its own, and an invalid CSV shows the server's message with its line number.
+ */
 export function CsvDropzone({ onUploaded }: { onUploaded: (upload: UploadMeta) => void }) {
   const input = useRef<HTMLInputElement>(null);
   const [over, setOver] = useState(false);
@@ -61,7 +64,14 @@ export function CsvDropzone({ onUploaded }: { onUploaded: (upload: UploadMeta) =
             <span>Uploading…</span>
             <span>{Math.round(progress * 100)}%</span>
           </div>
-          <div className="h-2 overflow-hidden rounded-full bg-slate-200">
+          <div
+            className="h-2 overflow-hidden rounded-full bg-slate-200"
+            role="progressbar"
+            aria-valuemin={0}
+            aria-valuemax={100}
+            aria-valuenow={Math.round(progress * 100)}
+            data-testid="upload-progress-bar"
+          >
             <div className="h-full rounded-full bg-brand-600 transition-all" style={{ width: `${progress * 100}%` }} />
           </div>
         </div>

@@ -47,7 +47,7 @@ async function create(token: string, length: number, filename = "people.csv") {
 }
 
 const patch = (token: string, path: string, offset: number, bytes: Uint8Array, contentType = "application/offset+octet-stream") =>
-  tus("PATCH", path, token, { "Upload-Offset": String(offset), "Content-Type": contentType }, bytes);
+  tus("PATCH", path, token, { "Upload-Offset": String(offset), "Content-Type": contentType }, bytes as Uint8Array<ArrayBuffer>);
 
 async function piecesStored(path: string) {
   const db = await getDb();
