@@ -20,6 +20,7 @@ import { useMediaQuery } from "./use-media";
 import { useTheme } from "@/components/shell/theme";
 import { startPreviewUntil, takeImportDraft, useWorkflowVersion, versionKeys } from "@/components/workflows/workflow-api";
 import { useEditorGraph } from "./use-editor-graph";
+import { PreviewButton } from "./preview-dialog";
 import { useOverlays } from "./use-overlays";
 import { structureKey, useGraphStructure, useValidation } from "./use-validation";
 
@@ -315,6 +316,7 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
         isNew={!workflowId}
         onSave={() => void doSave()}
         onRun={() => void doRun()}
+        preview={<PreviewButton prepare={async () => (dirty || !workflowId ? await doSave() : workflowId)} disabled={readOnly} />}
       />
       {actionError ? <ErrorAlert error={actionError} testId="editor-error" className="mx-4 mt-2" /> : null}
       <div className="flex min-h-0 flex-1">
@@ -457,6 +459,8 @@ function Toolbar(props: {
   onLayout: () => void;
   onSave: () => void;
   onRun: () => void;
+  /** The "Preview" button (components/editor/preview-dialog.tsx), shown just before "Run". */
+  preview?: React.ReactNode;
   /** A stored version or a narrow screen: nothing on the canvas can change, so the editing buttons rest. */
   readOnly?: boolean;
   isNew?: boolean;
@@ -500,6 +504,7 @@ function Toolbar(props: {
         <Button variant="secondary" size="sm" onClick={props.onSave} loading={props.saving} disabled={props.readOnly} title="Save (Ctrl+S)" data-testid="save">
           Save
         </Button>
+        {props.preview}
         <Button size="sm" onClick={props.onRun} loading={props.running} className={cx(props.running && "opacity-80")} data-testid="run">
           {props.running ? "Running" : "Run"}
         </Button>

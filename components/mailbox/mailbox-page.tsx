@@ -73,6 +73,13 @@ function MessageView({ message }: { message: MailboxMessage }) {
           <dd className="text-slate-800">{message.from}</dd>
           <dt className="text-slate-500">To</dt>
           <dd className="text-slate-800">{message.to}</dd>
+          {/^<https?:\/\/[^>]+>$/.test(message.headers?.["List-Unsubscribe"] ?? "") && (
+            // RFC 8058: what a mail client's "Unsubscribe" button uses (the link opens the confirmation page).
+            <>
+              <dt className="text-slate-500">Unsub.</dt>
+              <dd><a href={message.headers!["List-Unsubscribe"].slice(1, -1)} target="_blank" rel="noreferrer" className="text-brand-700 hover:underline" data-testid="mailbox-unsubscribe">Unsubscribe</a></dd>
+            </>
+          )}
         </dl>
         <Badge className="mt-2">{message.kind}</Badge>
       </div>

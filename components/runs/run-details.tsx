@@ -9,6 +9,9 @@ export function RunSummaryCard({ run }: { run: Run }) {
     { label: "Emails sent", value: result?.emailsSent, testId: "summary-emails-sent" },
     { label: "Filtered out", value: result?.filteredOut, testId: "summary-filtered-out" },
     { label: "Total rows", value: result?.totalRows, testId: "summary-total-rows" },
+    ...(result?.emailsPlanned !== undefined ? [{ label: "Planned (preview)", value: result.emailsPlanned, testId: "summary-emails-planned" }] : []),
+    ...(result?.suppressed ? [{ label: "Suppressed", value: result.suppressed, testId: "summary-suppressed" }] : []),
+    ...(result?.duplicates ? [{ label: "Duplicates", value: result.duplicates, testId: "summary-duplicates" }] : []),
   ];
   return (
     <div className="space-y-3" data-testid="run-summary">

@@ -7,6 +7,8 @@ import { Card, CardHeader, ErrorAlert, PageHeader, PageSpinner, StatusBadge, but
 import { PageContainer } from "@/components/shell/app-shell";
 import { NodeOutput } from "./node-output";
 import { RunLogList, RunSummaryCard } from "./run-details";
+import { RecipientsTable } from "./recipients-table";
+import { SendProgress } from "./send-progress";
 
 export function RunPage({ runId }: { runId: string }) {
   const { run, error } = useRun(runId);
@@ -44,6 +46,7 @@ export function RunPage({ runId }: { runId: string }) {
                         <span className="ml-2 text-xs text-slate-400">{n.type}</span>
                       </span>
                       <span className="flex items-center gap-2 text-xs text-slate-500">
+                        <SendProgress nodeId={id} result={n} />
                         {formatDuration(n.startedAt, n.completedAt)}
                         <StatusBadge status={n.status} />
                       </span>
@@ -60,6 +63,14 @@ export function RunPage({ runId }: { runId: string }) {
               <CardHeader title={<span className="font-mono">{current}</span>} description={run.nodes[current].error ?? `${run.nodes[current].type} · ${run.nodes[current].status.toLowerCase()}`} />
               <div className="p-5">
                 <NodeOutput key={current} runId={run.runId} nodeId={current} result={run.nodes[current]} />
+              </div>
+            </Card>
+          )}
+          {current && run.nodes[current]?.type === "OUTPUT" && (
+            <Card>
+              <CardHeader title="Recipients" description="Every email of this node and what happened to it" />
+              <div className="p-5">
+                <RecipientsTable key={current} runId={run.runId} nodeId={current} live={run.status === "PENDING" || run.status === "RUNNING"} />
               </div>
             </Card>
           )}

@@ -11,6 +11,7 @@ const NAV = [
   { href: "/workflows", label: "Workflows", testId: "nav-workflows" },
   { href: "/uploads", label: "Uploads", testId: "nav-uploads" },
   { href: "/mailbox", label: "Mailbox", testId: "nav-mailbox" },
+  { href: "/suppressions", label: "Suppressions", testId: "nav-suppressions" },
   { href: "/settings", label: "Settings", testId: "nav-settings" },
   { href: "/api-docs", label: "API", testId: "nav-api" },
 ];

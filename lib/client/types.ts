@@ -96,6 +96,9 @@ export interface NodeResult {
   completedAt: string | null;
   itemsIn?: number | null;
   itemsOut?: number | null;
+  /** A running OUTPUT node's emails sent so far (CONTRACT 11). */
+  progress?: { sent: number; total: number };
+  reused?: boolean;
 }
 export interface RunLog {
   at: string;
@@ -109,7 +112,8 @@ export interface Run {
   workflowVersion: number;
   status: RunStatus;
   nodes: Record<string, NodeResult>;
-  result?: { emailsSent: number; filteredOut: number; totalRows: number } | null;
+  result?: { emailsSent: number; filteredOut: number; totalRows: number; suppressed?: number; duplicates?: number; emailsPlanned?: number } | null;
+  mode?: "live" | "preview";
   error?: string | null;
   logs: RunLog[];
   enqueuedAt: string;
@@ -126,6 +130,8 @@ export interface MailboxMessage {
   text: string | null;
   html: string | null;
   kind: string;
+  /** List-Unsubscribe and List-Unsubscribe-Post of workflow emails. */
+  headers?: Record<string, string>;
   createdAt: string;
 }
 

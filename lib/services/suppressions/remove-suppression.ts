@@ -7,6 +7,14 @@ import { normalizeEmail } from "./normalize-email";
 
 /** Takes an address off the list: its workflow emails are sent again. */
 export async function removeSuppression(accountId: string, email: string): Promise<void> {
+  // A client may percent-encode the address in the path (a%40example.com); a real address never holds "%".
+  if (email.includes("%")) {
+    try {
+      email = decodeURIComponent(email);
+    } catch {
+      throw notFound("Suppressed address");
+    }
+  }
   const db = await getDb();
   const removed = await db.delete(suppressions)
     .where(and(eq(suppressions.accountId, accountId), eq(suppressions.email, normalizeEmail(email))))

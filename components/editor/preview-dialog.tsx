@@ -1,0 +1,129 @@
+"use client";
+// "Preview" next to "Run" (CONTRACT 11): a preview run renders, dedupes and checks suppression for every email and
+// sends none; this dialog shows the first emails as the recipient would see them, the counts, and "Send N emails",
+// which sends exactly what was previewed and opens the run to watch its progress.
+import { useQuery } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useState } from "react";
+import { Button, ErrorAlert, Spinner, formatCount } from "@/components/ui";
+import { EmailBody } from "@/components/runs/recipients-table";
+import { fetchRunEmails, sendPreview, startPreview } from "@/lib/client/sending";
+import { isFinished, useRun } from "@/lib/client/use-run";
+
+const SHOWN = 5;
+
+export function PreviewButton({ prepare, disabled }: { prepare: () => Promise<string | null>; disabled?: boolean }) {
+  const [runId, setRunId] = useState<string | null>(null);
+  const [starting, setStarting] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const start = async () => {
+    setStarting(true);
+    setError(null);
+    try {
+      const workflowId = await prepare();
+      if (workflowId) setRunId((await startPreview(workflowId)).runId);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setStarting(false);
+    }
+  };
+  return (
+    <>
+      <Button variant="secondary" size="sm" onClick={() => void start()} loading={starting} disabled={disabled} title="Render every email without sending any" data-testid="preview">
+        Preview
+      </Button>
+      {(runId || error) && <PreviewDialog runId={runId} startError={error} onClose={() => (setRunId(null), setError(null))} />}
+    </>
+  );
+}
+
+function PreviewDialog({ runId, startError, onClose }: { runId: string | null; startError: unknown; onClose: () => void }) {
+  const router = useRouter();
+  const { run, error } = useRun(runId);
+  const [shown, setShown] = useState(0);
+  const [sending, setSending] = useState(false);
+  const [sendError, setSendError] = useState<unknown>(null);
+  const outputId = run ? Object.keys(run.nodes ?? {}).find((id) => run.nodes[id].type === "OUTPUT" && run.nodes[id].status === "SUCCESS") : undefined;
+  const emails = useQuery({
+    queryKey: ["runs", runId, "preview-emails", outputId],
+    queryFn: () => fetchRunEmails(runId!, outputId!, { status: "preview", limit: SHOWN }),
+    enabled: !!runId && !!outputId && run?.status === "SUCCESS",
+  });
+  const planned = run?.result?.emailsPlanned ?? 0;
+  const email = emails.data?.items[shown];
+  const send = async () => {
+    setSending(true);
+    setSendError(null);
+    try {
+      const sent = await sendPreview(runId!);
+      router.push(`/runs/${sent.runId}`);
+    } catch (e) {
+      setSendError(e);
+      setSending(false);
+    }
+  };
+  return (
+    <div className="fixed inset-0 z-50 flex items-center justify-center bg-slate-900/40 p-4" role="dialog" aria-modal="true" aria-labelledby="preview-title" data-testid="preview-dialog">
+      <div className="flex max-h-[90vh] w-full max-w-2xl flex-col overflow-hidden rounded-xl bg-white shadow-xl">
+        <div className="flex items-center justify-between border-b border-slate-200 px-5 py-3">
+          <h2 id="preview-title" className="text-base font-semibold text-slate-900">Preview</h2>
+          <Button variant="ghost" size="sm" onClick={onClose} data-testid="preview-close">Close</Button>
+        </div>
+        <div className="space-y-4 overflow-auto px-5 py-4">
+          {startError ? <ErrorAlert error={startError} /> : null}
+          {error ? <ErrorAlert error={new Error(error)} /> : null}
+          {runId && !isFinished(run) && (
+            <p className="flex items-center gap-2 text-sm text-slate-600" data-testid="preview-pending">
+              <Spinner /> Rendering every email (nothing is sent)…
+            </p>
+          )}
+          {run?.status === "FAILED" && <ErrorAlert error={new Error(run.error ?? "The preview failed.")} testId="preview-error" />}
+          {run?.status === "SUCCESS" && (
+            <>
+              <dl className="grid grid-cols-3 gap-2" data-testid="preview-counts">
+                <Count label="Planned" value={planned} testId="preview-planned" />
+                <Count label="Suppressed" value={run.result?.suppressed ?? 0} testId="preview-suppressed" />
+                <Count label="Duplicates" value={run.result?.duplicates ?? 0} testId="preview-duplicates" />
+              </dl>
+              {email ? (
+                <div className="space-y-2" data-testid="preview-email">
+                  <div className="flex items-center justify-between text-xs text-slate-500">
+                    <span>Email {shown + 1} of the first {emails.data!.items.length}</span>
+                    <span className="flex gap-1">
+                      <Button size="sm" variant="ghost" disabled={shown === 0} onClick={() => setShown(shown - 1)} data-testid="preview-prev">‹</Button>
+                      <Button size="sm" variant="ghost" disabled={shown + 1 >= emails.data!.items.length} onClick={() => setShown(shown + 1)} data-testid="preview-next">›</Button>
+                    </span>
+                  </div>
+                  <p className="text-sm"><span className="text-slate-500">To:</span> <span className="font-mono" data-testid="preview-to">{email.to}</span></p>
+                  <p className="text-sm"><span className="text-slate-500">Subject:</span> <span className="font-medium" data-testid="preview-subject">{email.subject}</span></p>
+                  <EmailBody body={email.body ?? ""} format={email.format} testId="preview-body" />
+                </div>
+              ) : emails.isLoading ? (
+                <Spinner />
+              ) : (
+                <p className="text-sm text-slate-500">No email would be sent.</p>
+              )}
+              {sendError ? <ErrorAlert error={sendError} /> : null}
+            </>
+          )}
+        </div>
+        <div className="flex justify-end gap-2 border-t border-slate-200 px-5 py-3">
+          <Button variant="secondary" size="sm" onClick={onClose}>Cancel</Button>
+          <Button size="sm" onClick={() => void send()} loading={sending} disabled={run?.status !== "SUCCESS" || planned === 0} data-testid="preview-send">
+            Send {formatCount(planned)} {planned === 1 ? "email" : "emails"}
+          </Button>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function Count({ label, value, testId }: { label: string; value: number; testId: string }) {
+  return (
+    <div className="rounded-lg bg-slate-50 px-3 py-2 ring-1 ring-slate-200">
+      <dt className="text-[11px] text-slate-500">{label}</dt>
+      <dd className="text-lg font-semibold text-slate-900" data-testid={testId}>{formatCount(value)}</dd>
+    </div>
+  );
+}
