@@ -18,6 +18,7 @@ import { createTestAccount } from "@/test/support/accounts";
 import { startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
 import { call } from "@/test/support/http";
 
+const RESULT = { emailsSent: 0, filteredOut: 0, totalRows: 0 };
 const LEAKY = `<html><body><h1>500</h1><pre>error: relation "users" does not exist
     at Parser.parseErrorMessage (/srv/app/node_modules/pg-protocol/dist/parser.js:287:98)
 SELECT id, password_hash FROM users WHERE email = 'a@b.c'</pre></body></html>`;
@@ -100,8 +101,8 @@ describe("provider error text", () => {
     const workflowId = newId("wf");
     await db.insert(workflows).values({ id: workflowId, accountId: account.id, name: "Leaky", graph: { nodes: [], edges: [] } });
     const runId = newId("run");
-    await db.insert(runs).values({ id: runId, workflowId, accountId: account.id, workflowVersion: 1, graph: {}, status: "SUCCESS", result: {} });
-    await enqueueRunWebhooks({ runId, workflowId, accountId: account.id, status: "SUCCESS", result: {}, error: null });
+    await db.insert(runs).values({ id: runId, workflowId, accountId: account.id, workflowVersion: 1, graph: {}, status: "SUCCESS", result: RESULT });
+    await enqueueRunWebhooks({ runId, workflowId, accountId: account.id, status: "SUCCESS", result: RESULT, error: null });
     const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.runId, runId));
     await attemptDelivery(delivery.id, { retryDelaysMs: [0, 0, 0, 0], timeoutMs: 5000, maxResponseBytes: 64 * 1024 });
     const [after] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, delivery.id));

@@ -13,6 +13,8 @@ import { enqueueRunWebhooks } from "@/lib/webhooks/enqueue-run-webhooks";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
 
+const RESULT = { emailsSent: 0, filteredOut: 0, totalRows: 0 };
+
 type Account = Awaited<ReturnType<typeof createTestAccount>>;
 
 let hanging: http.Server;
@@ -44,8 +46,8 @@ async function finishedRun(account: Account): Promise<string> {
   const workflowId = newId("wf");
   await db.insert(workflows).values({ id: workflowId, accountId: account.id, name: "W", graph: { nodes: [], edges: [] } });
   const runId = newId("run");
-  await db.insert(runs).values({ id: runId, workflowId, accountId: account.id, workflowVersion: 1, graph: {}, status: "SUCCESS", result: {} });
-  await enqueueRunWebhooks({ runId, workflowId, accountId: account.id, status: "SUCCESS", result: {}, error: null });
+  await db.insert(runs).values({ id: runId, workflowId, accountId: account.id, workflowVersion: 1, graph: {}, status: "SUCCESS", result: RESULT });
+  await enqueueRunWebhooks({ runId, workflowId, accountId: account.id, status: "SUCCESS", result: RESULT, error: null });
   const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.runId, runId));
   return delivery.id;
 }
