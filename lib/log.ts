@@ -18,10 +18,28 @@ function write(level: Level, message: string, fields?: Record<string, unknown>) 
 function serialize(fields?: Record<string, unknown>) {
   if (!fields) return {};
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) {
-    out[k] = v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v;
-  }
+  for (const [k, v] of Object.entries(fields)) out[k] = v instanceof Error ? serializeError(v, 0) : v;
   return out;
+}
+
+/**
+ * An error with its `code` (SQLSTATE, driver or errno code) and its `cause` chain: drizzle wraps a driver error as
+ * "Failed query: …" whose own message says nothing about why; the cause holds the code and the server's sentence.
+ */
+function serializeError(error: Error, depth: number): Record<string, unknown> {
+  const e = error as Error & { code?: unknown; cause?: unknown; severity?: unknown; detail?: unknown };
+  const cause = e.cause;
+  return {
+    name: e.name,
+    message: e.message,
+    ...(e.code !== undefined ? { code: e.code } : {}),
+    ...(typeof e.severity === "string" ? { severity: e.severity } : {}),
+    ...(typeof e.detail === "string" ? { detail: e.detail } : {}),
+    stack: e.stack,
+    ...(cause !== undefined && depth < 4
+      ? { cause: cause instanceof Error ? serializeError(cause, depth + 1) : typeof cause === "object" ? cause : String(cause) }
+      : {}),
+  };
 }
 
 export const log = {

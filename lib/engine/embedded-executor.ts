@@ -20,8 +20,12 @@ import {
   workflowsNeedingWake,
 } from "./queue";
 
-/** Backoffs before resuming a run after a lost database (23.5 s in all); each resume re-confirms ownership first. */
-const RETRY_DELAYS_MS = [500, 1_000, 2_000, 4_000, 8_000, 8_000];
+/**
+ * Backoffs before resuming a run after a lost or refusing database: short at first (a failover, a dropped connection),
+ * then every 2 s for about a minute in all, so a run resumes within ~2 s of the database's return. Each resume
+ * re-confirms ownership first; past the last one the sweep takes over.
+ */
+const RETRY_DELAYS_MS = [250, 500, 1_000, ...Array.from({ length: 28 }, () => 2_000)];
 
 /** In-process, a step is just the call: completed nodes are memoized in Postgres, not in a step log. */
 export const inlineStep: Step = { run: (_id, fn) => fn() };
