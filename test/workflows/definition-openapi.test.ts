@@ -22,7 +22,7 @@ describe("OpenAPI for uploads and workflows", () => {
     const upload = doc.paths["/api/uploads"].post as { requestBody: { content: Record<string, unknown> } };
     expect(Object.keys(upload.requestBody.content)).toEqual(["multipart/form-data"]);
     const create = doc.paths["/api/workflows"].post as { requestBody: { content: { "application/json": { schema: { properties: Record<string, unknown> } } } } };
-    expect(Object.keys(create.requestBody.content["application/json"].schema.properties)).toEqual(["name", "graph"]);
+    expect(Object.keys(create.requestBody.content["application/json"].schema.properties)).toEqual(["name", "graph", "schedule"]);
     for (const op of [...uploadOperations, ...workflowOperations]) expect(allOperations).toContain(op);
   });
 });
