@@ -27,6 +27,21 @@ const positiveInt = (fallback: number) =>
       return n;
     });
 
+/** Like positiveInt, but 0 is allowed (it means "off" where a variable says so). */
+const nonNegativeInt = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0) {
+        ctx.addIssue({ code: "custom", message: "must be 0 or a positive integer" });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DATA_DIR: z.string().default(".data"),
@@ -52,9 +67,11 @@ const envSchema = z.object({
   EMAIL_DAILY_QUOTA: positiveInt(10_000),
   EMAIL_RATE_PER_SECOND: positiveInt(5),
   EMAIL_SEND_BUDGET_MINUTES: positiveInt(30),
+  MAILBOX_RATE_PER_SECOND: positiveInt(0).optional(),
   RESEND_WEBHOOK_SECRET: optionalString,
   UPLOAD_MAX_BYTES: positiveInt(50 * 1024 * 1024),
   EXECUTOR_CONCURRENCY: positiveInt(4),
+  RUN_OUTPUT_RETENTION_DAYS: nonNegativeInt(30),
   ALLOW_PRIVATE_NETWORK_TARGETS: boolish.optional(),
   MAILBOX_ENABLED: boolish.optional(),
   TRUST_PROXY: boolish.optional(),
@@ -95,6 +112,8 @@ export type Config = {
   emailRatePerSecond: number;
   /** How long an OUTPUT node keeps retrying 429/5xx answers before it fails. */
   emailSendBudgetMinutes: number;
+  /** Set: the local mailbox is paced too (demos and tests that watch an OUTPUT node's progress); unset: unpaced. */
+  mailboxRatePerSecond?: number;
   /** Svix signing secret of Resend's event webhook; unset: POST /api/integrations/resend/events answers 404. */
   resendWebhookSecret?: string;
   uploadMaxBytes: number;
@@ -109,6 +128,8 @@ export type Config = {
   /** Failed sign-ins per client address per 15 minutes, across all email addresses. */
   loginAddressFailureLimit: number;
   executorConcurrency: number;
+  /** Node outputs and per-email records of runs finished longer ago are dropped (summaries stay); 0 keeps them. */
+  runOutputRetentionDays: number;
   allowPrivateNetworkTargets: boolean;
   onVercel: boolean;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
@@ -190,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     emailDailyQuota: e.EMAIL_DAILY_QUOTA,
     emailRatePerSecond: e.EMAIL_RATE_PER_SECOND,
     emailSendBudgetMinutes: e.EMAIL_SEND_BUDGET_MINUTES,
+    mailboxRatePerSecond: e.MAILBOX_RATE_PER_SECOND || undefined,
     resendWebhookSecret: e.RESEND_WEBHOOK_SECRET,
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
     uploadMaxRows: e.UPLOAD_MAX_ROWS,
@@ -198,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     refreshTokenMaxDays: e.REFRESH_TOKEN_MAX_DAYS,
     loginAddressFailureLimit: e.LOGIN_ADDRESS_FAILURE_LIMIT,
     executorConcurrency: e.EXECUTOR_CONCURRENCY,
+    runOutputRetentionDays: e.RUN_OUTPUT_RETENTION_DAYS,
     allowPrivateNetworkTargets: e.ALLOW_PRIVATE_NETWORK_TARGETS ?? e.NODE_ENV !== "production",
     onVercel,
     logLevel: e.LOG_LEVEL,

@@ -12,7 +12,9 @@ export function getEmailSender(): EmailSender {
   if (config.emailTransport === "resend" && config.resend.apiKey) {
     return createResendSender({ apiKey: config.resend.apiKey, baseUrl: config.resend.baseUrl, from: config.emailFrom });
   }
-  return createMailboxSender();
+  const mailbox = createMailboxSender();
+  // MAILBOX_RATE_PER_SECOND paces the local mailbox through the same limiter (to watch progress in a demo or a test).
+  return config.mailboxRatePerSecond ? { ...mailbox, pacingKey: "mailbox" } : mailbox;
 }
 
 export function isMailboxActive(): boolean {

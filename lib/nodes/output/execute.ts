@@ -115,7 +115,7 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, start
   };
   return {
     db: rt.db,
-    ratePerSecond: config.emailRatePerSecond,
+    ratePerSecond: sender.name === "mailbox" ? (config.mailboxRatePerSecond ?? config.emailRatePerSecond) : config.emailRatePerSecond,
     deadline: (startedAtMs ?? Date.now()) + budgetMinutes * 60_000,
     async quotaSentence(quota) {
       const { sent, total } = await progress();
