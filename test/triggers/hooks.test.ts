@@ -141,11 +141,16 @@ describe("inbound hooks", () => {
     expect(broken.headers.get("content-type")).toBe("application/problem+json");
     const form = await deliverRaw(hook.url, "a=1", { "content-type": "application/x-www-form-urlencoded" });
     expect(form.status).toBe(415);
+    // Nesting PostgreSQL's jsonb parser could not take (its stack) is refused up front, never a 500.
+    const deep = await deliverRaw(hook.url, "[".repeat(5000) + "]".repeat(5000));
+    expect(deep.status).toBe(422);
+    expect(deep.body.errors[0].code).toBe("too_deep");
+    expect((await deliverRaw(hook.url, "[".repeat(100) + "]".repeat(100))).status).toBe(202);
     const huge = await deliver(hook.url, { pad: "x".repeat(1024 * 1024) });
     expect(huge.status).toBe(413);
     expect(huge.body.code).toBe("payload_too_large");
     const deliveries = (await listHooks(alice.token, workflowId)).body.items[0].lastDeliveries;
-    expect(deliveries.map((d: { status: number }) => d.status)).toEqual([413, 415, 400, 202, 202, 202, 202]);
+    expect(deliveries.map((d: { status: number }) => d.status)).toEqual([413, 202, 422, 415, 400, 202, 202, 202, 202]);
     expect(deliveries[0].code).toBe("payload_too_large");
   });
 

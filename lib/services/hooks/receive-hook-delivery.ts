@@ -11,6 +11,9 @@ import { hashHookToken, looksLikeHookToken } from "./hook-token";
 /** Deliveries kept per hook: a few more than the editor shows. */
 const DELIVERIES_KEPT = 50;
 
+/** PostgreSQL's jsonb parser recurses: a 1 MiB body of nested brackets would hit its stack limit (a 500), so refuse it. */
+export const MAX_BODY_DEPTH = 100;
+
 type Delivery = { status: number; runId?: string; code?: string; idempotencyKey?: string; sizeBytes: number };
 
 /**
@@ -34,6 +37,7 @@ export async function receiveHookDelivery(token: string, req: Request): Promise<
   let sizeBytes = Number.isFinite(declared) ? declared : 0;
   try {
     const body = await readJsonBody(req, MAX_JSON_BYTES);
+    assertDepth(body);
     if (!Number.isFinite(declared)) sizeBytes = Buffer.byteLength(JSON.stringify(body));
     const { run, headers } = await enqueueRun(hook.accountId, hook.workflowId, idempotencyKey, {
       trigger: "hook",
@@ -45,6 +49,21 @@ export async function receiveHookDelivery(token: string, req: Request): Promise<
   } catch (error) {
     if (error instanceof AppError) await recordDelivery(db, hook.id, { status: error.status, code: error.code, idempotencyKey, sizeBytes });
     throw error;
+  }
+}
+
+/** Iterative (the body may nest far deeper than the call stack allows). */
+function assertDepth(root: unknown): void {
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > MAX_BODY_DEPTH) {
+      throw new AppError("validation_failed", `The JSON body nests deeper than ${MAX_BODY_DEPTH} levels of arrays and objects.`, {
+        errors: [{ path: "body", code: "too_deep", message: `at most ${MAX_BODY_DEPTH} levels` }],
+      });
+    }
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
   }
 }
 
