@@ -3,3 +3,5 @@
 ALTER TABLE "runs" ADD COLUMN "executor_key" integer;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "outputs_expired_at" timestamp (3) with time zone;--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "runs_account_seq_idx" ON "runs" USING btree ("account_id","seq");
+--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "runs_outputs_retention_idx" ON "runs" USING btree ("completed_at") WHERE "outputs_expired_at" IS NULL;

@@ -60,6 +60,7 @@ export const runs = pgTable("runs", {
   index("runs_workflow_queue_idx").on(t.workflowId, t.status, t.seq),
   index("runs_account_idx").on(t.accountId, t.enqueuedAt),
   index("runs_account_seq_idx").on(t.accountId, t.seq),
+  index("runs_outputs_retention_idx").on(t.completedAt).where(sql`outputs_expired_at is null`),
   // The backstop of per-workflow serialization: at most one RUNNING run per workflow.
   uniqueIndex("runs_one_running_per_workflow").on(t.workflowId).where(sql`status = 'RUNNING'`),
 ]);

@@ -1,5 +1,7 @@
 import { getDb } from "@/db/client";
+import { getConfig } from "@/lib/config";
 import { staleRunningRuns, takeOverStaleRun, workflowsNeedingWake } from "@/lib/engine/queue";
+import { pruneExpired } from "@/lib/engine/retention";
 import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
 import { getInngest, runWakeEvent } from "../client";
 
@@ -29,6 +31,8 @@ export const sweepRunsFunction = getInngest().createFunction(
       ...idle.map((workflowId) => runWakeEvent.create({ workflowId })),
     ];
     if (events.length > 0) await step.sendEvent("wake-workflows", events);
-    return { resumed: stale.length, woken: idle.length };
+    // Retention housekeeping (CONTRACT 12), bounded per call: every minute is often enough and cheap.
+    const pruned = await step.run("prune-expired", () => pruneExpired(db, { retentionDays: getConfig().runOutputRetentionDays }));
+    return { resumed: stale.length, woken: idle.length, pruned };
   },
 );

@@ -18,7 +18,7 @@ export async function startBackgroundWork(): Promise<void> {
     await getDb();
     // The lock before the executor: every run this process claims carries a key whose session is alive.
     if (config.databaseUrl) await acquireExecutorLock(config.databaseUrl);
-    startEmbeddedExecutor({ getDb, concurrency: config.executorConcurrency }, { resumeAllRunning: !config.databaseUrl });
+    startEmbeddedExecutor({ getDb, concurrency: config.executorConcurrency, retentionDays: config.runOutputRetentionDays }, { resumeAllRunning: !config.databaseUrl });
     log.info("embedded run executor started", { concurrency: config.executorConcurrency });
   }
 }

@@ -7,6 +7,7 @@ import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
 import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
 import { executeRun, type EngineDeps, type Step } from "./execute-run";
 import { ensureExecutorLock } from "./executor-lock";
+import { pruneExpired } from "./retention";
 import { beginHandBack, RunLostError } from "./run-control";
 import {
   claimNextRunWithInfo,
@@ -30,11 +31,16 @@ const RETRY_DELAYS_MS = [250, 500, 1_000, ...Array.from({ length: 28 }, () => 2_
 /** In-process, a step is just the call: completed nodes are memoized in Postgres, not in a step log. */
 export const inlineStep: Step = { run: (_id, fn) => fn() };
 
+/** Retention housekeeping runs at most this often per process (the sweep itself runs every few seconds). */
+const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
+
 type Job = { workflowId: string; resumeRunId?: string; reclaim?: boolean };
 
 export type EmbeddedExecutorOptions = {
   getDb: () => Promise<Db>;
   concurrency: number;
+  /** RUN_OUTPUT_RETENTION_DAYS (0 keeps outputs); the expired-row cleanup runs either way. */
+  retentionDays?: number;
   sweepIntervalMs?: number;
   staleSeconds?: number;
   step?: Step;
@@ -56,6 +62,7 @@ export class EmbeddedExecutor {
   private timer: NodeJS.Timeout | undefined;
   private idleWaiters: (() => void)[] = [];
   private stopped = false;
+  private lastPruneAt = 0;
 
   constructor(private readonly options: EmbeddedExecutorOptions) {}
 
@@ -121,6 +128,15 @@ export class EmbeddedExecutor {
     await enqueueDueSlots(db, nowDate(), (workflowId) => this.poke(workflowId)).catch((error) => log.error("schedule sweep failed", { error }));
     // Resumable uploads (CONTRACT 14): unfinished tus uploads expire after 24 h.
     await expireTusUploads().catch((error) => log.error("tus upload expiry failed", { error }));
+    // Retention (CONTRACT 12): expired throttle/idempotency/OAuth rows, and run outputs past RUN_OUTPUT_RETENTION_DAYS.
+    if (Date.now() - this.lastPruneAt >= PRUNE_INTERVAL_MS) {
+      this.lastPruneAt = Date.now();
+      const report = await pruneExpired(db, { retentionDays: this.options.retentionDays ?? 0 }).catch((error) => {
+        log.error("retention sweep failed", { error });
+        return undefined;
+      });
+      if (report && report.runsExpired > 0) log.info("run outputs past their retention dropped", report);
+    }
   }
 
   /** Resolves when no job is running or waiting (tests and benchmarks). */

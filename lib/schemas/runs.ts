@@ -145,7 +145,7 @@ export const runsOperations: OperationSpec[] = [
     auth: true,
     query: nodeOutputQuery,
     responses: { 200: { description: "A page of the array", schema: nodeOutputResponse } },
-    errors: ["not_found"],
+    errors: ["not_found", "output_expired"],
   },
   {
     method: "get",

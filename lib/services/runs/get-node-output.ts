@@ -14,7 +14,10 @@ export async function getNodeOutputPage(
   nodeId: string,
   query: { field?: string; offset: number; limit: number },
 ): Promise<{ items: unknown[]; total: number }> {
-  await findAccountRun(accountId, runId);
+  const run = await findAccountRun(accountId, runId);
+  if (run.outputsExpiredAt) {
+    throw new AppError("output_expired", "This run's node outputs were deleted after RUN_OUTPUT_RETENTION_DAYS; its summary and logs remain.");
+  }
   const db = await getDb();
   // Past any real array (jsonb holds < 2^28 elements), and inside jsonpath's int32 subscripts.
   const from = Math.min(query.offset, MAX_SUBSCRIPT - 1000);
