@@ -23,7 +23,7 @@ export function MailboxPage() {
     <PageContainer wide>
       <PageHeader
         title="Local mailbox"
-        description="Without a Resend key, Flowmail keeps every email here instead of sending it: verification codes and workflow emails alike."
+        description="Without a Resend key, Flowmail keeps every email here instead of sending it: verification codes and workflow emails alike. Anyone who can reach this server can read them all, sign-up codes included: use it for development or a private demo, never on a server on the internet (in production it serves only with MAILBOX_ENABLED=true)."
         actions={<Input placeholder="Filter by recipient or subject…" value={to} onChange={(e) => setTo(e.target.value)} className="w-64" data-testid="mailbox-filter" />}
       />
       {inactive ? (
