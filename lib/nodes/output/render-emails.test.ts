@@ -12,13 +12,21 @@ const node = (data: Partial<{ to: string; subject: string; body: string; format:
 const rt = fakeRuntime({ src: { rows: [] } });
 
 describe("OUTPUT rendering", () => {
-  it("renders text emails per item", () => {
-    expect(renderEmail(node({}), rt, { email: " ann@example.com ", name: "Ann" }, 0)).toEqual({
+  it("renders text emails per item, the address trimmed and lower-cased, with its unsubscribe link", () => {
+    expect(renderEmail(node({}), rt, { email: " Ann@Example.com ", name: "Ann" }, 0)).toEqual({
       itemIndex: 0,
       to: "ann@example.com",
       subject: "Hi Ann",
       text: "Dear Ann",
+      unsubscribeUrl: expect.stringMatching(/^http:\/\/localhost:3000\/api\/unsubscribe\/[\w-]+\.[\w-]+$/),
     });
+  });
+
+  it("puts the unsubscribe link in the body with {{unsubscribeUrl}}, and leaves it out of transactional nodes", () => {
+    const email = renderEmail(node({ body: "Bye: {{ unsubscribeUrl }}" }), rt, { email: "a@example.com", name: "A" }, 0);
+    expect(email).toMatchObject({ text: `Bye: ${(email as { unsubscribeUrl: string }).unsubscribeUrl}` });
+    const transactional = { ...node({}), data: { ...node({}).data, unsubscribe: false } } as NodeOf<"OUTPUT">;
+    expect(renderEmail(transactional, rt, { email: "a@example.com", name: "A" }, 0)).not.toHaveProperty("unsubscribeUrl");
   });
 
   it("escapes interpolated values in HTML bodies", () => {
