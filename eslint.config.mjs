@@ -6,7 +6,7 @@ const config = [
   ...nextVitals,
   ...nextTs,
   {
-    ignores: [".next/**", "node_modules/**", ".data/**", "db/migrations/**", "e2e/screenshots/**", "test-results/**", "playwright-report/**", "next-env.d.ts"],
+    ignores: [".next/**", ".next-*/**", "node_modules/**", ".data/**", "db/migrations/**", "e2e/screenshots/**", "test-results/**", "playwright-report/**", "next-env.d.ts"],
   },
   {
     rules: {
