@@ -82,7 +82,9 @@ function ScheduleSection({ workflowId }: { workflowId: string }) {
   const workflow = useWorkflow(workflowId);
   const loaded = workflow.data as (SavedSchedule & { id: string }) | undefined;
   const [saved, setSaved] = useState<SavedSchedule | null>(null);
-  const current = saved ?? (loaded ? { schedule: loaded.schedule ?? null, nextRunAt: loaded.nextRunAt ?? null } : null);
+  // Memoized: the seeding below compares by identity, so a fresh object per render would loop.
+  const fromServer = useMemo(() => (loaded ? { schedule: loaded.schedule ?? null, nextRunAt: loaded.nextRunAt ?? null } : null), [loaded]);
+  const current = saved ?? fromServer;
   const [draft, setDraft] = useState<Schedule | null>(null);
   const [seededFrom, setSeededFrom] = useState<SavedSchedule | null>(null);
   if (current && current !== seededFrom) {

@@ -114,6 +114,16 @@ export interface Run {
   nodes: Record<string, NodeResult>;
   result?: { emailsSent: number; filteredOut: number; totalRows: number; suppressed?: number; duplicates?: number; emailsPlanned?: number } | null;
   mode?: "live" | "preview";
+  /** How the run started (CONTRACT 12–13). */
+  trigger?: "manual" | "schedule" | "hook" | "retry" | "send";
+  retryOf?: string;
+  sendOf?: string;
+  /** PENDING runs: 1 = the next run of its workflow to start. */
+  queuePosition?: number;
+  /** RUNNING runs: a cancel was asked; it stops at its next step. */
+  cancelRequested?: boolean;
+  /** Node outputs and per-email records were removed after RUN_OUTPUT_RETENTION_DAYS. */
+  outputExpired?: boolean;
   error?: string | null;
   logs: RunLog[];
   enqueuedAt: string;
@@ -121,6 +131,8 @@ export interface Run {
   completedAt: string | null;
 }
 export type RunSummary = Omit<Run, "nodes" | "logs"> & { nodes?: unknown; logs?: unknown };
+/** An item of GET /api/runs (every workflow of the account). */
+export type AccountRunItem = RunSummary & { workflowName: string };
 
 export interface MailboxMessage {
   id: string;
