@@ -5,6 +5,7 @@ import type { Graph, NodeType, Run, RunSummary, ValidationResult } from "@/lib/c
 import { Alert, Button, Select, StatusBadge, cx, formatCount, formatDuration } from "@/components/ui";
 import { NodeOutput } from "@/components/runs/node-output";
 import { RunHistory, RunLogList, RunSummaryCard } from "@/components/runs/run-details";
+import { RunActions, RunOrigin } from "@/components/runs/run-actions";
 import { ConfigPanel, EdgePanel } from "./config-panel";
 import type { FlowEdge } from "./mapper";
 import { templateSuggestions } from "./suggestions";
@@ -40,6 +41,8 @@ export interface EditorExtras {
   onShowRunGraph: () => void;
   selectionCount: number;
   edgeIssues: ReadonlyMap<string, string[]>;
+  /** Counts clicks on canvas nodes: a click on the already selected node still brings the inspector forward. */
+  nodeClicks: number;
 }
 
 export interface SelectedNode {
@@ -74,10 +77,11 @@ export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
   const runId = props.runId;
   const selectionKey = selectedNode?.id ?? selectedEdge?.id ?? null;
   const [tab, setTab] = useState<Tab>(() => (selectionKey || !runId ? "node" : "run"));
-  const [seen, setSeen] = useState({ runId, selectionKey });
-  if (seen.runId !== runId || seen.selectionKey !== selectionKey) {
-    setSeen({ runId, selectionKey });
-    if (seen.selectionKey !== selectionKey && selectionKey) setTab("node");
+  const nodeClicks = props.extras.nodeClicks;
+  const [seen, setSeen] = useState({ runId, selectionKey, nodeClicks });
+  if (seen.runId !== runId || seen.selectionKey !== selectionKey || seen.nodeClicks !== nodeClicks) {
+    setSeen({ runId, selectionKey, nodeClicks });
+    if ((seen.selectionKey !== selectionKey && selectionKey) || seen.nodeClicks !== nodeClicks) setTab("node");
     else if (seen.runId !== runId && runId && runId !== props.extras.testRunId) setTab("run");
   }
 
@@ -97,7 +101,7 @@ export const SidePanel = memo(function SidePanel(props: SidePanelProps) {
             aria-selected={tab === t}
             data-testid={`tab-${t}`}
             onClick={() => setTab(t)}
-            className={cx("flex-1 py-2.5 font-medium", tab === t ? "border-b-2 border-brand-600 text-brand-700" : "text-slate-500 hover:text-slate-800")}
+            className={cx("flex-1 whitespace-nowrap py-2.5 font-medium", tab === t ? "border-b-2 border-brand-600 text-brand-700" : "text-slate-500 hover:text-slate-800")}
           >
             {t === "node" ? "Inspector" : t === "run" ? "Runs" : "Versions"}
             {t === "run" && run && <span className="ml-2 align-middle"><StatusBadge status={run.status} /></span>}
@@ -187,6 +191,10 @@ function RunTab({ run, runId, runError, runs, onOpenRun, onPickNode, workflowSav
       {run && (
         <>
           <RunSummaryCard run={run} />
+          <div className="flex flex-wrap items-center justify-between gap-2">
+            <RunOrigin run={run} />
+            <RunActions run={run} onRetried={onOpenRun} />
+          </div>
           <section>
             <h3 className="mb-2 text-xs font-semibold uppercase tracking-wide text-slate-400">Nodes</h3>
             <ul className="space-y-1">

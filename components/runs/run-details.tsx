@@ -73,6 +73,9 @@ export function RunHistory({ runs, activeRunId, onOpen }: { runs: RunSummary[]; 
             <StatusBadge status={r.status} />
             <span className="text-xs text-slate-600">{timeAgo(r.enqueuedAt)}</span>
             <span className="text-xs text-slate-400">v{r.workflowVersion}</span>
+            {r.status === "PENDING" && r.queuePosition !== undefined && (
+              <span className="text-xs text-slate-500" data-testid="run-history-queue-position">#{r.queuePosition} in queue</span>
+            )}
             {r.trigger && <span className="rounded bg-slate-100 px-1 text-[10px] text-slate-600" data-testid="run-trigger">{r.trigger}</span>}
           </button>
           <Link href={`/runs/${r.runId}`} className="text-xs font-medium text-brand-600 hover:text-brand-700">

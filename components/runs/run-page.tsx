@@ -9,6 +9,7 @@ import { NodeOutput } from "./node-output";
 import { RunLogList, RunSummaryCard } from "./run-details";
 import { RecipientsTable } from "./recipients-table";
 import { SendProgress } from "./send-progress";
+import { RunActions, RunOrigin } from "./run-actions";
 
 export function RunPage({ runId }: { runId: string }) {
   const { run, error } = useRun(runId);
@@ -21,11 +22,24 @@ export function RunPage({ runId }: { runId: string }) {
     <PageContainer wide>
       <PageHeader
         title={workflow.data ? `Run of “${workflow.data.name}”` : "Run"}
-        description={<span className="font-mono text-xs">{run.runId} · workflow version {run.workflowVersion} · queued {timeAgo(run.enqueuedAt)}</span>}
+        description={
+          <span className="flex flex-wrap items-center gap-2">
+            <span className="font-mono text-xs">{run.runId} · workflow version {run.workflowVersion} · queued {timeAgo(run.enqueuedAt)}</span>
+            <RunOrigin run={run} />
+            {run.retryOf && (
+              <Link href={`/runs/${run.retryOf}`} className="text-xs text-brand-700 hover:underline" data-testid="run-retry-of">
+                retry of {run.retryOf}
+              </Link>
+            )}
+          </span>
+        }
         actions={
+          <span className="flex items-center gap-2">
+          <RunActions run={run} size="md" />
           <Link href={`/workflows/${run.workflowId}?run=${run.runId}`} className={buttonClass("secondary")} data-testid="open-in-editor">
             Open in editor
           </Link>
+          </span>
         }
       />
       <div className="grid gap-6 lg:grid-cols-[22rem_1fr]">

@@ -9,6 +9,7 @@ import { ThemeToggle } from "./theme";
 
 const NAV = [
   { href: "/workflows", label: "Workflows", testId: "nav-workflows" },
+  { href: "/runs", label: "Runs", testId: "nav-runs" },
   { href: "/uploads", label: "Uploads", testId: "nav-uploads" },
   { href: "/mailbox", label: "Mailbox", testId: "nav-mailbox" },
   { href: "/suppressions", label: "Suppressions", testId: "nav-suppressions" },
@@ -26,7 +27,7 @@ export function AppShell({ children }: { children: React.ReactNode }) {
   const router = useRouter();
   const pathname = usePathname();
   const queryClient = useQueryClient();
-  // Below 768 px the links fold into a menu button; the menu closes when a page opens.
+  // Below 1024 px the links fold into a menu button; the menu closes when a page opens.
   const [menuOpen, setMenuOpen] = useState(false);
   const [menuPath, setMenuPath] = useState(pathname);
   if (menuPath !== pathname) {
@@ -51,11 +52,11 @@ export function AppShell({ children }: { children: React.ReactNode }) {
   return (
     <div className="flex min-h-screen flex-col">
       <header className="sticky top-0 z-30 border-b border-slate-200 bg-white/90 backdrop-blur">
-        <div className="flex h-14 items-center gap-3 px-4 sm:px-6 md:gap-6">
+        <div className="flex h-14 items-center gap-3 px-4 sm:px-6 lg:gap-6">
           <Logo href="/workflows" />
           <button
             type="button"
-            className="rounded-md px-2 py-1.5 text-sm font-medium text-slate-700 ring-1 ring-slate-200 md:hidden"
+            className="rounded-md px-2 py-1.5 text-sm font-medium text-slate-700 ring-1 ring-slate-200 lg:hidden"
             aria-expanded={menuOpen}
             aria-controls="main-nav"
             onClick={() => setMenuOpen((o) => !o)}
@@ -66,7 +67,7 @@ export function AppShell({ children }: { children: React.ReactNode }) {
           <nav
             id="main-nav"
             className={cx(
-              "items-center gap-1 md:static md:flex md:border-0 md:bg-transparent md:p-0 md:shadow-none",
+              "items-center gap-1 lg:static lg:flex lg:border-0 lg:bg-transparent lg:p-0 lg:shadow-none",
               menuOpen ? "absolute inset-x-0 top-14 flex flex-col items-stretch border-b border-slate-200 bg-white p-2 shadow-md" : "hidden",
             )}
             aria-label="Main"
@@ -89,9 +90,9 @@ export function AppShell({ children }: { children: React.ReactNode }) {
               );
             })}
           </nav>
-          <div className="ml-auto flex items-center gap-2 md:gap-3">
+          <div className="ml-auto flex items-center gap-2 lg:gap-3">
             <ThemeToggle />
-            <span className="hidden text-sm text-slate-500 lg:inline" data-testid="current-user">
+            <span className="hidden text-sm text-slate-500 xl:inline" data-testid="current-user">
               {user?.name || user?.email}
             </span>
             <button onClick={() => void logout()} data-testid="logout" className="rounded-md px-3 py-1.5 text-sm font-medium text-slate-600 hover:bg-slate-100">
