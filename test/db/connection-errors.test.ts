@@ -30,3 +30,17 @@ describe("isDatabaseUnavailable (503 instead of 500)", () => {
     expect(isConnectionLoss(driverSocketError("ECONNREFUSED"))).toBe(false);
   });
 });
+
+describe("the outage codes of CONTRACT 12", () => {
+  it("counts too many connections, a database not accepting connections, and every 08xxx as an outage", () => {
+    expect(isDatabaseUnavailable(withCode("53300"))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('database "flowmail" is not currently accepting connections'), { code: "55000" }))).toBe(true);
+    expect(isDatabaseUnavailable(new Error("Failed query", { cause: withCode("08P01") }))).toBe(true);
+    expect(isConnectionLoss(withCode("57P03"))).toBe(true);
+  });
+
+  it("does not take 55000 for an outage when it is about something else", () => {
+    expect(isDatabaseUnavailable(Object.assign(new Error("cannot refresh materialized view concurrently"), { code: "55000" }))).toBe(false);
+    expect(isDatabaseUnavailable(withCode("55P03"))).toBe(false);
+  });
+});
