@@ -81,6 +81,28 @@ describe("the Inngest function execute-run", () => {
     expect((await getRun(token, ids[0])).body.status).toBe("SUCCESS");
   });
 
+  it("stops a run whose cancel was asked at its next node: FAILED \"Cancelled\", unfinished nodes SKIPPED", async () => {
+    const { workflowId, ids, token } = await queuedRuns(1);
+    await (await getDb()).update(runs).set({ cancelRequestedAt: new Date() }).where(eq(runs.id, ids[0]));
+    const engine = new InngestTestEngine({ function: executeRunFunction, events: [{ name: "flowmail/run.wake", data: { workflowId } }] });
+    await engine.execute();
+    const run = (await getRun(token, ids[0])).body;
+    expect(run).toMatchObject({ status: "FAILED", error: "Cancelled" });
+    expect(Object.values(run.nodes).map((n) => (n as { status: string }).status)).toEqual(["SKIPPED", "SKIPPED", "SKIPPED", "SKIPPED"]);
+  });
+
+  it("executes only the `until` node and its ancestors of a preview", async () => {
+    const { workflowId, ids, token } = await queuedRuns(1);
+    await (await getDb()).update(runs).set({ mode: "preview", untilNodeId: "f" }).where(eq(runs.id, ids[0]));
+    const engine = new InngestTestEngine({ function: executeRunFunction, events: [{ name: "flowmail/run.wake", data: { workflowId } }] });
+    await engine.execute();
+    const run = (await getRun(token, ids[0])).body;
+    expect(run.status).toBe("SUCCESS");
+    expect(Object.fromEntries(Object.entries(run.nodes).map(([id, n]) => [id, (n as { status: string }).status]))).toEqual({
+      t: "SUCCESS", src: "SUCCESS", f: "SUCCESS", out: "SKIPPED",
+    });
+  });
+
   it("sweeps: sends a wake-up for each workflow with PENDING runs and none RUNNING", async () => {
     const { workflowId } = await queuedRuns(1);
     const sendEvent = vi.fn(async () => ({ ids: [] as string[] }));
