@@ -113,8 +113,11 @@ describe("a live run", () => {
     const bad = await call(unsubscribePost, { method: "POST", path: `/api/unsubscribe/${forged}`, params: { token: forged }, body, headers });
     expect(bad.status).toBe(400);
     expect(bad.headers.get("content-type")).toMatch(/problem\+json/);
-    const badPage = await call(unsubscribePage, { path: `/api/unsubscribe/${forged}`, params: { token: forged } });
+    const badPage = await call(unsubscribePage, { path: `/api/unsubscribe/${forged}`, params: { token: forged }, headers: { accept: "text/html" } });
     expect(badPage.status).toBe(400);
+    expect(badPage.text).toContain("This link does not work");
+    const badJson = await call(unsubscribePage, { path: `/api/unsubscribe/${forged}`, params: { token: forged } });
+    expect(badJson).toMatchObject({ status: 400, body: { code: "bad_request" } });
   });
 });
 

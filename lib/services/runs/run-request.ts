@@ -20,9 +20,12 @@ export function hasRunBody(req: Request): boolean {
 
 /** The run's options from a JSON body; undefined for an empty body. */
 export async function readRunRequest(req: Request): Promise<RunOptions | undefined> {
+  // Read once (never a clone: cancelling one branch of a tee'd body waits for the other, which nobody reads).
+  const text = await readTextLimited(req, MAX_JSON_BYTES);
   // An empty body (some clients send `Content-Type: application/json` with nothing) is the plain live run.
-  if ((await readTextLimited(req.clone(), MAX_JSON_BYTES)).trim() === "") return undefined;
-  const parsed = runRequestBody.safeParse(await readJsonBody(req, MAX_JSON_BYTES));
+  if (text.trim() === "") return undefined;
+  const again = new Request(req.url, { method: "POST", headers: req.headers, body: text });
+  const parsed = runRequestBody.safeParse(await readJsonBody(again, MAX_JSON_BYTES));
   if (!parsed.success) {
     throw new AppError("validation_failed", "The request is not valid: see `errors`.", { errors: zodErrorItems(parsed.error, []) });
   }

@@ -22,12 +22,13 @@ export const POST = route({ auth: false }, async ({ req, params }) => {
   }
 });
 
-// GET /api/unsubscribe/:token – the confirmation page with one "Unsubscribe" button (never unsubscribes by itself)
-export const GET = route({ auth: false }, async ({ params }) => {
+// GET /api/unsubscribe/:token – the confirmation page with one "Unsubscribe" button (never unsubscribes by itself);
+// a bad token answers a page to a browser and problem+json to anything else
+export const GET = route({ auth: false }, async ({ req, params }) => {
   try {
     return html(unsubscribePage("confirm", checkUnsubscribeToken(params.token).email));
   } catch (error) {
-    if (error instanceof AppError && error.code === "bad_request") return html(unsubscribePage("invalid"), 400);
+    if (error instanceof AppError && error.code === "bad_request" && wantsHtml(req)) return html(unsubscribePage("invalid"), 400);
     throw error;
   }
 });
