@@ -1,4 +1,5 @@
 // The suppression list API, Resend's signed event webhook, and the shared provider limiter (CONTRACT 11).
+import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
@@ -66,7 +67,7 @@ describe("Resend's event webhook", () => {
 
   function signed(payload: unknown, signWith = secret) {
     const body = JSON.stringify(payload);
-    const id = `msg_${newId("x")}`;
+    const id = `msg_${randomUUID()}`;
     const at = new Date();
     const signature = new Webhook(signWith).sign(id, at, body);
     return { body, headers: { "content-type": "application/json", "svix-id": id, "svix-timestamp": String(Math.floor(at.getTime() / 1000)), "svix-signature": signature } };
@@ -116,7 +117,7 @@ describe("Resend's event webhook", () => {
 describe("the shared provider limiter", () => {
   it("hands out evenly spaced slots to concurrent callers, and a 429 holds every caller until the window resets", async () => {
     const db = await getDb();
-    const key = `test:${newId("k")}`;
+    const key = `test:${randomUUID()}`;
     // When each slot starts, on this process's clock (a wait is counted from the moment its statement ran).
     const starts = await Promise.all(Array.from({ length: 6 }, () => takeSlot(db, key, 5).then((wait) => Date.now() + wait)));
     const sorted = [...starts].sort((a, b) => a - b);
@@ -124,12 +125,12 @@ describe("the shared provider limiter", () => {
     for (let i = 1; i < sorted.length; i++) expect(sorted[i] - sorted[i - 1]).toBeGreaterThan(120);
     expect(sorted[5] - sorted[0]).toBeGreaterThan(950);
 
-    const other = `test:${newId("k")}`;
+    const other = `test:${randomUUID()}`;
     await takeSlot(db, other, 5);
     await reportRateLimit(db, other, 5, { remaining: 0, resetSeconds: 0.8, retryAfterSeconds: 1 }, 429);
     expect(await takeSlot(db, other, 5)).toBeGreaterThan(700);
 
-    const slower = `test:${newId("k")}`;
+    const slower = `test:${randomUUID()}`;
     await takeSlot(db, slower, 5);
     await reportRateLimit(db, slower, 5, { limit: 2, remaining: 1 }, 200);
     const [row] = await execRows<{ provider_limit: number }>(db, sql`select provider_limit from email_send_pacing where key = ${slower}`);
