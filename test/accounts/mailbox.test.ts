@@ -21,7 +21,7 @@ describe("the local mailbox", () => {
     expect(message).toEqual({
       id: expect.stringMatching(/^msg_/), from: "Flowmail <noreply@flowmail.local>", to: email,
       subject: expect.stringMatching(/^Your Flowmail code: \d{6}$/), text: expect.stringContaining("Hi Grace Hopper,"),
-      html: expect.stringContaining("Grace Hopper"), kind: "otp", createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+      html: expect.stringContaining("Grace Hopper"), kind: "otp", headers: {}, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
     });
     const code = codeFromSubject(message.subject);
     expect(message.text).toContain(code);
