@@ -60,7 +60,7 @@ test("validation outranks run status, edge errors land in the edge panel, and co
   await expect(editor.node("happy")).not.toHaveAttribute("data-invalid", "true");
 
   // The edge's condition: its error is shown on the edge and in its panel, not on the node it leads to.
-  await page.locator('.react-flow__edge[data-id="src->happy"]').click();
+  await page.getByTestId("edge-count-src->happy").click(); // the label on the edge selects it
   const condition = page.getByTestId("edge-condition");
   await expect(condition).toBeVisible();
   const listId = await condition.getAttribute("list");

@@ -80,7 +80,7 @@ test("numbers are grouped, nodes show keyboard focus, and two nodes connect with
   expect(outline).toBe("solid 3px");
 
   // Connect with the keyboard: pick the node, then "Connect to" in the inspector.
-  await page.locator('.react-flow__edge[data-id="happy->mail"]').click();
+  await page.getByTestId("edge-count-happy->mail").click();
   await page.getByTestId("delete-edge").click();
   await expect(page.locator('.react-flow__edge[data-id="happy->mail"]')).toHaveCount(0);
   await editor.select("happy");

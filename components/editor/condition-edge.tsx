@@ -1,5 +1,5 @@
 "use client";
-import { BaseEdge, EdgeLabelRenderer, getBezierPath, type EdgeProps } from "@xyflow/react";
+import { BaseEdge, EdgeLabelRenderer, getBezierPath, useStoreApi, type EdgeProps } from "@xyflow/react";
 import { memo } from "react";
 import { cx, formatCount } from "@/components/ui";
 import type { FlowEdge } from "./mapper";
@@ -19,6 +19,7 @@ function ConditionEdgeView(props: EdgeProps<FlowEdge>) {
   const condition = overlay?.condition;
   const invalid = !!overlay.invalid;
   const hasCount = typeof overlay.count === "number";
+  const store = useStoreApi();
   return (
     <>
       <BaseEdge
@@ -30,7 +31,9 @@ function ConditionEdgeView(props: EdgeProps<FlowEdge>) {
       {(condition || hasCount) && (
         <EdgeLabelRenderer>
           <div
-            className="nodrag nopan pointer-events-auto absolute flex items-center gap-1"
+            className="nodrag nopan pointer-events-auto absolute flex cursor-pointer items-center gap-1"
+            // The label sits on the middle of the edge, where people click to select it: make that select it.
+            onClick={() => store.getState().addSelectedEdges([id])}
             style={{ transform: `translate(-50%, -50%) translate(${labelX}px, ${labelY}px)` }}
           >
             {condition && (

@@ -3,7 +3,7 @@ import Link from "next/link";
 import { useMemo, useState } from "react";
 import { AI_OUTPUT_TYPES, type AiOutputField, type Graph, type NodeType, type ValidationResult } from "@/lib/client/types";
 import { useDriveFiles, useGoogleStatus, useUploads } from "@/lib/client/hooks";
-import { Button, Field, Input, Select, Textarea, cx } from "@/components/ui";
+import { Button, Field, Input, Select, Textarea, cx, formatCount, humanize } from "@/components/ui";
 import { NODE_KINDS } from "./node-kinds";
 import { TemplateField } from "./template-field";
 import { TriggerPanel } from "./trigger-panel";
@@ -34,7 +34,8 @@ function patch(config: Config, key: string, value: unknown): Config {
 
 /** The server's message for one data field of this node (paths look like `graph.nodes[2].data.expr`). */
 function issueFor(issues: Issue[], field: string): string | undefined {
-  return issues.find((i) => new RegExp(`\\.data\\.${field}(\\b|\\.|\\[|$)`).test(i.path))?.message;
+  const message = issues.find((i) => new RegExp(`\\.data\\.${field}(\\b|\\.|\\[|$)`).test(i.path))?.message;
+  return message === undefined ? undefined : humanize(message);
 }
 
 export function ConfigPanel(props: PanelProps) {
@@ -56,7 +57,7 @@ export function ConfigPanel(props: PanelProps) {
       {general.length > 0 && (
         <ul className="space-y-1 rounded-lg bg-red-50 px-3 py-2 text-xs text-red-700" data-testid="panel-issues">
           {general.map((i, n) => (
-            <li key={n}>{i.message}</li>
+            <li key={n}>{humanize(i.message)}</li>
           ))}
         </ul>
       )}
@@ -130,7 +131,7 @@ function DataSourceConfig({ config, onChange, issues }: PanelProps) {
               <option value="">Choose an upload…</option>
               {(uploads.data?.items ?? []).map((u) => (
                 <option key={u.uploadId} value={u.uploadId}>
-                  {u.filename} ({u.rowCount} rows)
+                  {u.filename} ({formatCount(u.rowCount)} {u.rowCount === 1 ? "row" : "rows"})
                 </option>
               ))}
             </Select>
@@ -272,13 +273,13 @@ function OutputConfig({ config, onChange, issues, suggestions }: PanelProps & { 
   );
 }
 
-export function EdgePanel({ label, condition, suggestions, onChange, onDelete, issue }: {
+export function EdgePanel({ label, condition, suggestions, onChange, onDelete, issues }: {
   label: string;
   condition: string;
   suggestions: Suggestion[];
   onChange: (condition: string) => void;
   onDelete: () => void;
-  issue?: string;
+  issues?: string[];
 }) {
   return (
     <div className="space-y-4 p-4" data-testid="edge-panel">
@@ -291,14 +292,19 @@ export function EdgePanel({ label, condition, suggestions, onChange, onDelete, i
           Delete
         </Button>
       </div>
-      <Field label="Condition" error={issue} hint="Empty: always followed. Otherwise followed only when true, e.g. ai_1.score > 5 — add the negated condition on another edge for an else branch.">
-        {(id) => <Input id={id} className="font-mono" value={condition} onChange={(e) => onChange(e.target.value)} data-testid="edge-condition" list={`${id}-refs`} />}
+      <Field label="Condition" error={issues?.length ? issues.join(" · ") : undefined} hint="Empty: always followed. Otherwise followed only when true, e.g. ai_1.score > 5 — add the negated condition on another edge for an else branch.">
+        {(id) => (
+          <>
+            <Input id={id} className="font-mono" value={condition} onChange={(e) => onChange(e.target.value)} data-testid="edge-condition" list={`${id}-refs`} autoComplete="off" />
+            {/* The datalist's id must be the one the input names, or the browser offers nothing. */}
+            <datalist id={`${id}-refs`} data-testid="edge-condition-suggestions">
+              {suggestions.map((s) => (
+                <option key={s.ref} value={s.ref} />
+              ))}
+            </datalist>
+          </>
+        )}
       </Field>
-      <datalist id="edge-refs">
-        {suggestions.map((s) => (
-          <option key={s.ref} value={s.ref} />
-        ))}
-      </datalist>
     </div>
   );
 }

@@ -8,7 +8,7 @@ export const DRAG_MIME = "application/x-flowmail-node";
 /** Node types to drag onto the canvas; Enter or a click adds one in the middle of the view (keyboard use). */
 export function Palette({ onAdd }: { onAdd: (type: NodeType) => void }) {
   return (
-    <aside className="flex w-40 shrink-0 flex-col gap-2 overflow-y-auto border-r border-slate-200 bg-white p-3 lg:w-56" aria-label="Node palette" data-testid="palette">
+    <aside className="flex w-32 shrink-0 flex-col gap-2 overflow-y-auto border-r border-slate-200 bg-white p-2 lg:w-56 lg:p-3" aria-label="Node palette" data-testid="palette">
       <p className="px-1 text-xs font-semibold uppercase tracking-wide text-slate-400">Nodes</p>
       {NODE_TYPES.map((type) => {
         const kind = NODE_KINDS[type];

@@ -76,12 +76,14 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   const theme = useTheme();
   // Below 768 px the canvas is for looking (and running), not editing: there is no room for palette and inspector.
   const wide = useMediaQuery("(min-width: 768px)");
+  const roomy = useMediaQuery("(min-width: 1024px)");
   const [viewVersion, setViewVersion] = useState<number | null>(null);
   // A run opened from history that ran another version is drawn on that version's graph, read-only, until the
   // person goes back to editing (or saves, which makes every earlier run history).
   const [runViewDismissed, setRunViewDismissed] = useState<string | null>(null);
   const [testing, setTesting] = useState<{ nodeId: string; runId: string | null } | null>(null);
   const [viewSelected, setViewSelected] = useState<string | null>(null);
+  const [nodeClicks, setNodeClicks] = useState(0);
   const runs = useWorkflowRuns(workflowId);
   // Derived views (validation, the dirty flag, the inspector) follow a deferred copy of the graph, so
   // React may skip intermediate values while a node is dragged across a large canvas.
@@ -258,8 +260,9 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
       onShowRunGraph: () => setRunViewDismissed(null),
       selectionCount,
       edgeIssues,
+      nodeClicks,
     }),
-    [workflowId, savedVersion, shownVersion, runId, restoreVersion, save.isPending, readOnly, testNode, testing, run, runElsewhere, viewing, runVersion, selectionCount, edgeIssues],
+    [workflowId, savedVersion, shownVersion, runId, restoreVersion, save.isPending, readOnly, testNode, testing, run, runElsewhere, viewing, runVersion, selectionCount, edgeIssues, nodeClicks],
   );
 
   // A version (or a run's version) brought onto the canvas is framed whole, as is the graph after Tidy up.
@@ -350,7 +353,10 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
             onConnect={readOnly ? undefined : editor.onConnect}
             onReconnect={readOnly ? undefined : editor.onReconnect}
             onNodeDragStart={editor.checkpoint}
-            onNodeClick={viewing ? (_, node) => setViewSelected(node.id) : undefined}
+            onNodeClick={(_, node) => {
+              if (viewing) setViewSelected(node.id);
+              setNodeClicks((n) => n + 1);
+            }}
             onPaneClick={viewing ? () => setViewSelected(null) : undefined}
             nodesDraggable={!readOnly}
             nodesConnectable={!readOnly}
@@ -366,7 +372,7 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
             defaultEdgeOptions={DEFAULT_EDGE_OPTIONS}
           >
             <Background gap={20} color={theme.resolved === "dark" ? "#334155" : "#e2e8f0"} />
-            {wide && <MiniMap pannable zoomable className="!bg-white ring-1 ring-slate-200" nodeColor={nodeColor} />}
+            {roomy && <MiniMap pannable zoomable className="!bg-white ring-1 ring-slate-200" nodeColor={nodeColor} />}
             <Controls showInteractive={false} />
           </ReactFlow>
           </NodeOverlaysContext.Provider>

@@ -81,7 +81,7 @@ export function ThemeToggle() {
       className="rounded-md px-2 py-1.5 text-sm font-medium text-slate-600 hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-brand-600"
     >
       <span aria-hidden>{ICON[preference]}</span>
-      <span className="ml-1 hidden lg:inline">{preference === "system" ? "Auto" : preference === "light" ? "Light" : "Dark"}</span>
+      <span className="ml-1 hidden xl:inline">{preference === "system" ? "Auto" : preference === "light" ? "Light" : "Dark"}</span>
     </button>
   );
 }
