@@ -13,10 +13,14 @@ export default defineConfig({
     include: ["**/*.test.ts"],
     exclude: ["node_modules/**", ".next/**", "e2e/**", "bench/**", ".data/**", "test/faults/**"],
     setupFiles: ["test/support/setup.ts"],
-    testTimeout: 30_000,
+    // A file's database is created when it first asks for one, inside whichever hook or test that is (PGlite from
+    // a migrated snapshot: test/support/db.ts): tests get the hooks' time limit so that this never flakes on a busy
+    // machine.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // Each test file gets its own database (PGlite in memory, or a fresh PostgreSQL database).
+    // Each test file gets its own process, and its own database if it uses one (PGlite in memory, or a fresh
+    // PostgreSQL database cloned from a migrated template); files that never touch the database get none.
     isolate: true,
     // next-auth's ESM build imports "next/server" without an extension, which Node's resolver refuses
     // (next has no exports map): let Vite resolve it instead.

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { seedEmbeddedDatabase } from "@/test/support/db";
 import { acquireDirectoryLock, assertDriverPatched } from "./client";
 
 function openInSecondProcess(dataDir: string) {
@@ -14,9 +15,12 @@ function openInSecondProcess(dataDir: string) {
 }
 
 describe("embedded database lock", () => {
-  it("refuses a second process on the same data directory with a clear message", () => {
+  it("refuses a second process on the same data directory with a clear message", async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "flowmail-lock-"));
     const release = acquireDirectoryLock(path.join(dataDir, "pglite"));
+    // A directory that already holds a database (this process's, under its lock): the second process only has to
+    // open it, not run initdb and every migration, which takes long on a busy machine.
+    await seedEmbeddedDatabase(path.join(dataDir, "pglite"));
     const refused = openInSecondProcess(dataDir);
     expect(refused.status).toBe(3);
     expect(refused.stdout).toContain(`already in use by another Flowmail process (pid ${process.pid})`);

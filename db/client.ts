@@ -13,9 +13,14 @@ import * as schema from "./schema";
 export type Db = PostgresJsDatabase<typeof schema>;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
-type DbHandle = { db: Db; driver: "pglite" | "postgres"; close: () => Promise<void> };
+export type DbHandle = { db: Db; driver: "pglite" | "postgres"; close: () => Promise<void> };
 
-const globalForDb = globalThis as unknown as { __flowmailDb?: Promise<DbHandle> };
+/**
+ * `__flowmailDbOpener`: tests put an opener there instead of a database (test/support/setup.ts, without importing
+ * this module, so that files without a database never load drizzle). It runs the first time something asks for the
+ * database: a test file that never does gets none.
+ */
+const globalForDb = globalThis as unknown as { __flowmailDb?: Promise<DbHandle>; __flowmailDbOpener?: () => Promise<DbHandle> };
 
 export const migrationsFolder = path.join(process.cwd(), "db", "migrations");
 
@@ -46,6 +51,7 @@ export async function closeDb(): Promise<void> {
 }
 
 async function openDatabase(): Promise<DbHandle> {
+  if (globalForDb.__flowmailDbOpener) return globalForDb.__flowmailDbOpener();
   const config = getConfig();
   if (config.databaseUrl) return openPostgres(config.databaseUrl, { preparedStatements: config.databasePreparedStatements });
   return openEmbedded(path.join(config.dataDir, "pglite"));
@@ -108,15 +114,22 @@ function withPreparedStatements<T extends object>(sql: T): T {
   });
 }
 
-/** PGlite in a directory (or in memory when `dir` is undefined), migrated to the latest schema. */
-export async function openPglite(dir: string | undefined): Promise<DbHandle> {
+/**
+ * PGlite in a directory (or in memory when `dir` is undefined), migrated to the latest schema. `snapshot` (tests: a
+ * dumpDataDir of an already migrated database, test/support/db.ts) starts from that data directory instead of
+ * running initdb and the migrations.
+ */
+export async function openPglite(dir: string | undefined, options: { snapshot?: Blob } = {}): Promise<DbHandle> {
   const { PGlite } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
-  const { migrate } = await import("drizzle-orm/pglite/migrator");
-  const client = dir ? new PGlite(dir) : new PGlite();
+  // The options-object form: `new PGlite(undefined, options)` drops the options.
+  const client = new PGlite({ dataDir: dir, ...(options.snapshot ? { loadDataDir: options.snapshot } : {}) });
   await client.waitReady;
   const pgliteDb = drizzle(client, { schema });
-  await migrate(pgliteDb, { migrationsFolder });
+  if (!options.snapshot) {
+    const { migrate } = await import("drizzle-orm/pglite/migrator");
+    await migrate(pgliteDb, { migrationsFolder });
+  }
   const db = pgliteDb as unknown as Db;
   return { db, driver: "pglite", close: () => client.close() };
 }

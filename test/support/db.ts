@@ -1,30 +1,127 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { sql } from "drizzle-orm";
-import { openPglite, openPostgres, setDbHandle, closeDb } from "@/db/client";
+import { execRows, migrationsFolder, openPglite, openPostgres, type DbHandle } from "@/db/client";
 import { migratePostgres } from "@/db/migrate";
 
 /**
- * Installs a fresh database for the current test file: PGlite in memory by default, or a new database on the
- * PostgreSQL server of TEST_DATABASE_URL (dropped afterwards). Returns the cleanup.
+ * A fresh database for the current test file, from one migrated copy instead of migrating per file: PGlite loads a
+ * dumped data directory (cached under node_modules/.cache, keyed by the migrations), PostgreSQL (TEST_DATABASE_URL)
+ * clones a migrated template database (`CREATE DATABASE … TEMPLATE`, kept on the server, keyed the same way). A
+ * change to any file under db/migrations makes a new copy, so it is never stale. Called by the opener that
+ * test/support/setup.ts installs, the first time the file asks for its database.
  */
-export async function useTestDatabase(): Promise<() => Promise<void>> {
+export async function openTestDatabase(): Promise<DbHandle> {
   const serverUrl = process.env.TEST_DATABASE_URL;
-  if (!serverUrl) {
-    setDbHandle(await openPglite(undefined));
-    return closeDb;
-  }
+  if (!serverUrl) return openPglite(undefined, { snapshot: await pgliteSnapshot() });
+  admin ??= await openPostgres(serverUrl, { max: 1 });
+  const template = await postgresTemplate(admin, serverUrl);
   const name = `flowmail_test_${randomBytes(6).toString("hex")}`;
-  const admin = await openPostgres(serverUrl, { max: 1 });
-  await admin.db.execute(sql.raw(`create database ${name}`));
+  await admin.db.execute(sql.raw(`create database ${name} template ${template}`));
+  created.push(name);
+  const url = databaseUrl(serverUrl, name);
+  process.env.TEST_DATABASE_CURRENT_URL = url;
+  return openPostgres(url, { max: 20 });
+}
+
+/** After the file: its PostgreSQL databases are dropped (PGlite's lived in memory). */
+export async function dropTestDatabases(): Promise<void> {
+  for (const name of created.splice(0)) await admin!.db.execute(sql.raw(`drop database if exists ${name} with (force)`));
+  await admin?.close();
+  admin = undefined;
+}
+
+let admin: DbHandle | undefined;
+const created: string[] = [];
+
+function databaseUrl(serverUrl: string, name: string): string {
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const handle = await openPostgres(url.toString(), { max: 20 });
-  await migratePostgres(handle.db);
-  setDbHandle(handle);
-  process.env.TEST_DATABASE_CURRENT_URL = url.toString();
-  return async () => {
-    await closeDb();
-    await admin.db.execute(sql.raw(`drop database if exists ${name} with (force)`));
-    await admin.close();
+  return url.toString();
+}
+
+/** Every file under db/migrations, and the PGlite version (its data directory format), in one short hash. */
+function migrationsFingerprint(): string {
+  const hash = createHash("sha256");
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir).sort()) {
+      const file = path.join(dir, entry);
+      if (statSync(file).isDirectory()) walk(file);
+      else hash.update(`${path.relative(migrationsFolder, file)}\0`).update(readFileSync(file)).update("\0");
+    }
   };
+  walk(migrationsFolder);
+  hash.update(readFileSync(path.join(process.cwd(), "node_modules/@electric-sql/pglite/package.json")));
+  return hash.digest("hex").slice(0, 16);
+}
+
+/**
+ * A migrated PGlite data directory. The first file that needs it after a migration change builds it (two files
+ * starting at once may both build it: each writes its own temporary file and renames it, so readers never see half).
+ */
+async function pgliteSnapshot(): Promise<Blob> {
+  const dir = path.join(process.cwd(), "node_modules/.cache/flowmail-test");
+  const file = path.join(dir, `pglite-${migrationsFingerprint()}.tar`);
+  if (!existsSync(file)) {
+    const fresh = await openPglite(undefined); // initdb + every migration
+    try {
+      const client = (fresh.db as unknown as { $client: { dumpDataDir: (c: "none") => Promise<Blob> } }).$client;
+      const dump = Buffer.from(await (await client.dumpDataDir("none")).arrayBuffer());
+      mkdirSync(dir, { recursive: true });
+      const temporary = `${file}.${process.pid}.tmp`;
+      writeFileSync(temporary, dump);
+      renameSync(temporary, file);
+    } finally {
+      await fresh.close();
+    }
+  }
+  return new Blob([readFileSync(file)]);
+}
+
+/**
+ * The migrated template database on the PostgreSQL server. Built under a temporary name and renamed when complete
+ * (the rename is atomic: a concurrent builder that loses the race drops its copy). Connections to it are refused
+ * (ALLOW_CONNECTIONS false) because CREATE DATABASE … TEMPLATE fails while anyone is connected to the template.
+ */
+async function postgresTemplate(admin: DbHandle, serverUrl: string): Promise<string> {
+  const name = `flowmail_template_${migrationsFingerprint()}`;
+  const exists = async (db: string) => (await execRows(admin.db, sql`select 1 from pg_database where datname = ${db}`)).length > 0;
+  if (await exists(name)) return name;
+  const building = `${name}_${randomBytes(4).toString("hex")}`;
+  await admin.db.execute(sql.raw(`create database ${building}`));
+  const handle = await openPostgres(databaseUrl(serverUrl, building), { max: 1 });
+  try {
+    await migratePostgres(handle.db);
+  } finally {
+    await handle.close();
+  }
+  await admin.db.execute(sql.raw(`alter database ${building} with allow_connections false`));
+  try {
+    await admin.db.execute(sql.raw(`alter database ${building} rename to ${name}`));
+  } catch (error) {
+    await admin.db.execute(sql.raw(`drop database if exists ${building}`));
+    if (!(await exists(name))) throw error;
+  }
+  return name;
+}
+
+/**
+ * Writes the migrated snapshot into a PGlite data directory on disk, as if a server had created it earlier (a
+ * restarted server's path, without initdb and the migrations). The snapshot is PGlite's own ustar dump: 512-byte
+ * headers (name, octal size, type '5' for a directory), each file padded to 512 bytes.
+ */
+export async function seedEmbeddedDatabase(dir: string): Promise<void> {
+  const tar = Buffer.from(await (await pgliteSnapshot()).arrayBuffer());
+  const field = (at: number, length: number) => tar.toString("latin1", at, at + length).replace(/\0.*$/s, "");
+  for (let at = 0; at + 512 <= tar.length && tar[at] !== 0; ) {
+    const name = path.join(dir, field(at + 345, 155), field(at, 100));
+    const size = parseInt(field(at + 124, 12).trim() || "0", 8);
+    if (field(at + 156, 1) === "5") mkdirSync(name, { recursive: true });
+    else {
+      mkdirSync(path.dirname(name), { recursive: true });
+      writeFileSync(name, tar.subarray(at + 512, at + 512 + size), { mode: 0o600 });
+    }
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
 }

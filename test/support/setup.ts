@@ -1,9 +1,8 @@
 import { afterAll, beforeAll } from "vitest";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { resetConfig } from "@/lib/config";
-import { useTestDatabase } from "./db";
 
 // Tests never touch the developer's .data directory, and never send real email.
 process.env.DATA_DIR = mkdtempSync(path.join(os.tmpdir(), "flowmail-test-"));
@@ -15,14 +14,29 @@ delete process.env.INNGEST_SIGNING_KEY;
 delete process.env.INNGEST_DEV;
 delete process.env.GOOGLE_CLIENT_ID;
 delete process.env.GOOGLE_CLIENT_SECRET;
+delete process.env.TEST_DATABASE_CURRENT_URL;
 resetConfig();
 
-let release: (() => Promise<void>) | undefined;
+/**
+ * Each test file gets its own fresh database the first time it asks for one (getDb/getDbHandle in db/client.ts call
+ * the opener installed here); a file that never does gets none, and does not even load the database code.
+ * test/support/db.ts makes the database from one migrated copy (PGlite snapshot, or a PostgreSQL template).
+ */
+const slot = globalThis as { __flowmailDb?: unknown; __flowmailDbOpener?: () => Promise<unknown> };
+let testDatabase: Promise<typeof import("./db")> | undefined;
+slot.__flowmailDbOpener = async () => (await (testDatabase ??= import("./db"))).openTestDatabase();
 
-beforeAll(async () => {
-  release = await useTestDatabase();
+// A file that reaches PostgreSQL by its address (TEST_DATABASE_CURRENT_URL exists only once the database does) gets
+// its database before its own hooks run.
+beforeAll(async ({}, suite) => {
+  const filepath = "filepath" in suite ? suite.filepath : undefined;
+  if (process.env.TEST_DATABASE_URL && filepath && readFileSync(filepath, "utf8").includes("TEST_DATABASE_CURRENT_URL")) {
+    const { getDbHandle } = await import("@/db/client");
+    await getDbHandle();
+  }
 });
 
 afterAll(async () => {
-  await release?.();
+  if (slot.__flowmailDb) await (await import("@/db/client")).closeDb();
+  if (testDatabase) await (await testDatabase).dropTestDatabases();
 });
