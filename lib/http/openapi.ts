@@ -1,7 +1,7 @@
 import { z, type ZodType } from "zod";
 import { ERROR_CODES } from "./errors";
 
-export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
+export type HttpMethod = "get" | "post" | "put" | "patch" | "delete" | "head" | "options";
 
 export type OperationSpec = {
   method: HttpMethod;
@@ -12,6 +12,8 @@ export type OperationSpec = {
   tag: string;
   auth: boolean;
   body?: ZodType;
+  /** The body may be left out (POST …/run: no body is a live run). */
+  bodyOptional?: boolean;
   /** Set for non-JSON bodies (multipart uploads). */
   bodyContentType?: string;
   query?: ZodType;
@@ -90,7 +92,7 @@ export function buildOpenApiDocument(operations: OperationSpec[], info: { versio
       ...(op.body
         ? {
             requestBody: {
-              required: true,
+              required: !op.bodyOptional,
               content: { [op.bodyContentType ?? "application/json"]: { schema: toSchema(op.body, "input") } },
             },
           }

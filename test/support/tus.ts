@@ -31,6 +31,7 @@ export function tusUpload(baseUrl: string, token: string, data: Buffer, options:
       ...options,
       onAfterResponse: (req, res) => {
         if (req.getMethod() === "PATCH" && res.getStatus() === 204) offsets.push(Number(res.getHeader("Upload-Offset")));
+        return options.onAfterResponse?.(req, res);
       },
       onSuccess: ({ lastResponse }) => resolve({ uploadId: lastResponse.getHeader("Flowmail-Upload-Id") ?? null, url: upload.url, offsets }),
       onError: reject,

@@ -22,7 +22,7 @@ const OFFSET_CONTENT_TYPE = "application/offset+octet-stream";
 export async function handleTusRequest(accountId: string | null, req: Request): Promise<Response> {
   const method = req.method.toUpperCase();
   const refused = precheck(method, req.headers);
-  if (refused) return refused;
+  if (refused) return drained(req, refused);
   // OPTIONS (discovery) runs without an account; its store finds nothing.
   const store = new PgTusStore(accountId ?? "");
   const server = new Server({
@@ -43,7 +43,30 @@ export async function handleTusRequest(accountId: string | null, req: Request): 
   // reset the client sees instead of our answer. Node discards the rest of an unread body on a kept-alive socket.
   res.headers.delete("connection");
   if (method === "HEAD" && res.status === 200) return headResponse(res, store);
-  return res.status >= 400 ? asProblem(res) : res;
+  return res.status >= 400 ? drained(req, await asProblem(res)) : res;
+}
+
+/**
+ * Reads and drops the rest of a refused request's body (at most one piece) before answering: a server that answers
+ * with the body unread closes the connection, and the client may then see a reset instead of our 404 or 409.
+ */
+async function drained(req: Request, res: Response): Promise<Response> {
+  if (res.status === 413) res.headers.set("Connection", "close"); // not worth reading: the client must not reuse the socket
+  if (!req.body || req.bodyUsed || res.status === 413) return res;
+  const reader = req.body.getReader();
+  let total = 0;
+  try {
+    while (total <= TUS_PIECE_MAX_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+    }
+  } catch {
+    // the client went away: nothing to answer
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return res;
 }
 
 /** The checks @tus/server would answer with another status than the tus spec asks for (or would not make). */
@@ -67,7 +90,8 @@ function precheck(method: string, headers: Headers): Response | null {
   }
   const declared = Number(headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > TUS_PIECE_MAX_BYTES) {
-    return problem("payload_too_large", PIECE_TOO_LARGE.body, { headers: tus });
+    // Refused unread: the client must not reuse this connection (the rest of its body is still on the way).
+    return problem("payload_too_large", PIECE_TOO_LARGE.body, { headers: { ...tus, Connection: "close" } });
   }
   return null;
 }
