@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { OperationSpec } from "@/lib/http/openapi";
 import { paginationQuery } from "@/lib/http/pagination";
+import { runRequestBody } from "./sending";
 
 export const runStatus = z.enum(["PENDING", "RUNNING", "SUCCESS", "FAILED"]);
 export const runTrigger = z.enum(["manual", "schedule", "hook", "retry", "send"]);
@@ -120,6 +121,9 @@ export const runsOperations: OperationSpec[] = [
     tag: "Runs",
     auth: true,
     headers: [{ name: "Idempotency-Key", description: "The same key within 24 h returns the same run" }],
+    // No body (or `{}`) is a live run; `{ "mode": "preview", "until"? }` a preview (CONTRACT 11).
+    body: runRequestBody,
+    bodyOptional: true,
     responses: {
       202: { description: "Enqueued", schema: enqueueRunResponse, headers: ["Location", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"] },
     },

@@ -2,7 +2,6 @@ import { z } from "zod";
 import type { OperationSpec } from "@/lib/http/openapi";
 import { paginationQuery } from "@/lib/http/pagination";
 import { EMAIL_ADDRESS } from "@/lib/services/suppressions/normalize-email";
-import { enqueueRunResponse } from "./runs";
 
 // CONTRACT 11: preview runs, the emails of a run, the suppression list, one-click unsubscribe, Resend's events.
 
@@ -63,7 +62,13 @@ export const sendingOperations: OperationSpec[] = [
   {
     method: "post", path: "/api/workflows/runs/:runId/send", operationId: "sendPreview", tag, auth: true,
     summary: "Send exactly what a SUCCESS preview rendered (a new live run reusing the preview's node outputs)",
-    responses: { 202: { description: "The live run, enqueued", schema: enqueueRunResponse.extend({ sendOf: z.string() }), headers: ["Location"] } },
+    responses: {
+      202: {
+        description: "The live run, enqueued",
+        schema: z.object({ runId: z.string(), workflowId: z.string(), status: z.literal("PENDING"), enqueuedAt: z.string(), sendOf: z.string() }),
+        headers: ["Location"],
+      },
+    },
     errors: ["not_found", "conflict"],
   },
   {
