@@ -16,6 +16,8 @@ import * as versionRoute from "@/app/api/workflows/[workflowId]/versions/[versio
 import * as duplicateRoute from "@/app/api/workflows/[workflowId]/duplicate/route";
 import * as runRoute from "@/app/api/workflows/runs/[runId]/route";
 import * as hooksRoute from "@/app/api/workflows/[workflowId]/hooks/route";
+import * as tusRoute from "@/app/api/uploads/tus/route";
+import * as tusItemRoute from "@/app/api/uploads/tus/[tusId]/route";
 import * as hookRoute from "@/app/api/workflows/[workflowId]/hooks/[hookId]/route";
 import * as hookDeliveryRoute from "@/app/api/hooks/[token]/route";
 import * as nodeOutputRoute from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/output/route";
@@ -31,7 +33,7 @@ import { call, type CallOptions, type CallResult } from "@/test/support/http";
 import { startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 
 type Account = Awaited<ReturnType<typeof createTestAccount>>;
-type Ids = { workflowId: string; runId: string; uploadId: string; webhookId: string; nodeId: string; hookId: string };
+type Ids = { workflowId: string; runId: string; uploadId: string; webhookId: string; nodeId: string; hookId: string; tusId: string };
 type Handler = Parameters<typeof call>[0];
 type Probe = { handler: Handler; options: (ids: Ids) => CallOptions };
 
@@ -148,6 +150,20 @@ const PROBES: Record<string, Probe> = {
     handler: uploadRowsRoute.GET,
     options: (ids) => ({ path: `/api/uploads/${ids.uploadId}/rows`, params: { uploadId: ids.uploadId } }),
   },
+  "PATCH uploads/tus/[tusId]": {
+    handler: tusItemRoute.PATCH,
+    options: (ids) => ({
+      method: "PATCH",
+      path: `/api/uploads/tus/${ids.tusId}`,
+      params: { tusId: ids.tusId },
+      headers: { "tus-resumable": "1.0.0", "upload-offset": "0", "content-type": "application/offset+octet-stream" },
+      body: "name,e",
+    }),
+  },
+  "DELETE uploads/tus/[tusId]": {
+    handler: tusItemRoute.DELETE,
+    options: (ids) => ({ method: "DELETE", path: `/api/uploads/tus/${ids.tusId}`, params: { tusId: ids.tusId }, headers: { "tus-resumable": "1.0.0" } }),
+  },
   "DELETE webhooks/[webhookId]": {
     handler: webhookRoute.DELETE,
     options: (ids) => ({ method: "DELETE", path: `/api/webhooks/${ids.webhookId}`, params: { webhookId: ids.webhookId } }),
@@ -197,7 +213,9 @@ async function createEverything(owner: Account): Promise<Ids> {
   const webhook = await must(call(webhooksRoute.POST, { json: { url: "http://127.0.0.1:9/hook", workflowId }, token: owner.token }), 201);
   const hook = await must(call(hooksRoute.POST, { method: "POST", params: { workflowId }, token: owner.token }), 201);
   await must(call(suppressionsRoute.POST, { json: { emails: ["ada@example.com"] }, token: owner.token }), 200);
-  return { workflowId, uploadId, runId: run.body.runId, webhookId: webhook.body.id, nodeId: "src", hookId: hook.body.id };
+  const tus = await must(call(tusRoute.POST, { method: "POST", path: "/api/uploads/tus", headers: { "tus-resumable": "1.0.0", "upload-length": "12" }, token: owner.token }), 201);
+  const tusId = tus.headers.get("location")!.split("/").pop()!;
+  return { workflowId, uploadId, runId: run.body.runId, webhookId: webhook.body.id, nodeId: "src", hookId: hook.body.id, tusId };
 }
 
 /** Everything A can read about its objects; must be identical before and after B's attempts. */
@@ -215,6 +233,7 @@ async function snapshot(owner: Account) {
     rows: await read(PROBES["GET uploads/[uploadId]/rows"]),
     deliveries: await read(PROBES["GET webhooks/[webhookId]/deliveries"]),
     hooks: await read(PROBES["GET workflows/[workflowId]/hooks"]),
+    tus: await call(tusItemRoute.HEAD, { method: "HEAD", path: `/api/uploads/tus/${ids.tusId}`, params: { tusId: ids.tusId }, headers: { "tus-resumable": "1.0.0" }, token: owner.token }).then((res) => ({ status: res.status, body: res.headers.get("upload-offset") })),
     webhooks: (await call(webhooksRoute.GET, { token: owner.token })).body,
     uploads: (await call(uploadsRoute.GET, { token: owner.token })).body,
     workflows: (await call(workflowsRoute.GET, { token: owner.token })).body,
