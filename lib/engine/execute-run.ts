@@ -68,11 +68,11 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
   let failed = false;
   let stopped: StopReason | null = null;
   while (!failed && !stopped) {
-    // Checked at every node boundary (and before every email batch, in runNode): cancel and SIGTERM stop here.
+    const wave = await planWave(db, run, order, statuses, summaries);
+    if (wave.length === 0) break; // every node finished: a cancel that arrives now is too late to stop anything
+    // Checked before every node wave (and before every email batch group, in runNode): cancel and SIGTERM stop here.
     stopped = await stopReason(db, runId);
     if (stopped) break;
-    const wave = await planWave(db, run, order, statuses, summaries);
-    if (wave.length === 0) break;
     const results = await Promise.all(wave.map((id) => runNode(step, deps, run, byId.get(id)!)));
     wave.forEach((id, i) => {
       summaries.set(id, results[i]);
