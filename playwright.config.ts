@@ -48,8 +48,8 @@ export default defineConfig({
           ALLOW_PRIVATE_NETWORK_TARGETS: "true",
           // The specs read sign-up codes from the local mailbox; a production server serves it only when asked to.
           MAILBOX_ENABLED: "true",
-          // Paces OUTPUT into the local mailbox (5 batches of 100 per second) so e2e/sending.spec.ts can watch progress.
-          MAILBOX_RATE_PER_SECOND: "5",
+          // Paces OUTPUT into the local mailbox (2 batches of 100 per second) so e2e/sending.spec.ts can watch progress.
+          MAILBOX_RATE_PER_SECOND: "2",
           APP_URL: `http://localhost:${port}`,
         },
         reuseExistingServer: false,

@@ -46,7 +46,7 @@ test("preview, send, progress, recipients, unsubscribe", async ({ page, signedIn
   await dialog.getByTestId("preview-send").click();
   await expect(page).toHaveURL(/\/runs\/run_/);
   const progress = page.getByTestId("send-progress-mail");
-  await expect(progress).toBeVisible({ timeout: 30_000 });
+  await expect(progress).toBeVisible({ timeout: 60_000 });
   const first = Number(await progress.getAttribute("data-sent"));
   await expect(progress).toHaveAttribute("data-total", "3000");
   await expect.poll(async () => Number((await progress.getAttribute("data-sent", { timeout: 1000 }).catch(() => null)) ?? 3000), { timeout: 30_000 }).toBeGreaterThan(first);

@@ -23,7 +23,8 @@ export function RecipientsTable({ runId, nodeId, live }: { runId: string; nodeId
   const [offset, setOffset] = useState(0);
   const [open, setOpen] = useState<number | null>(null);
   const query = useQuery({
-    queryKey: ["runs", runId, "emails", nodeId, status ?? "", offset],
+    // `live` in the key: the run finishing fetches once more, so the final statuses replace the last running page.
+    queryKey: ["runs", runId, "emails", nodeId, status ?? "", offset, Boolean(live)],
     queryFn: () => fetchRunEmails(runId, nodeId, { status, offset, limit: PAGE }),
     refetchInterval: live ? 2000 : false,
   });

@@ -2,6 +2,7 @@
 // (normalised, deduped, suppressed), one-click unsubscribe headers and endpoint, previews and the emails of a run.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { GET as unsubscribePage, POST as unsubscribePost } from "@/app/api/unsubscribe/[token]/route";
+import { resetConfig } from "@/lib/config";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
@@ -176,5 +177,37 @@ describe("the emails endpoint", () => {
     const page = await listEmails(token, res.body.runId, "out");
     expect(page.status).toBe(200);
     await executor.idle();
+  });
+});
+
+describe("progress", () => {
+  it("a running OUTPUT node carries progress { sent, total } that rises batch by batch", async () => {
+    clearResendTransport();
+    process.env.MAILBOX_RATE_PER_SECOND = "5";
+    resetConfig();
+    try {
+      const account = await createTestAccount();
+      const many = Array.from({ length: 1000 }, (_, i) => [`p${i}@example.com`, `P${i}`]);
+      const uploadId = await insertUpload(account.id, ["email", "name"], many);
+      const workflowId = await insertWorkflow(account.id, personGraph(uploadId));
+      const res = await enqueue(account.token, workflowId);
+      const seen: number[] = [];
+      for (;;) {
+        const run = (await getRun(account.token, res.body.runId)).body;
+        const progress = run.nodes.out?.progress;
+        if (progress) {
+          expect(progress.total).toBe(1000);
+          seen.push(progress.sent);
+        }
+        if (run.status === "SUCCESS" || run.status === "FAILED") break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await executor.idle();
+      expect(new Set(seen).size).toBeGreaterThanOrEqual(2);
+      expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    } finally {
+      delete process.env.MAILBOX_RATE_PER_SECOND;
+      useResendTransport(resend.url);
+    }
   });
 });
