@@ -4,6 +4,7 @@ import { EditorPage } from "./pages/editor-page";
 
 // Point 1 of issue 17: the app opened at 127.0.0.1 (the address many people type) saves like at localhost.
 test("the app works at both localhost and 127.0.0.1: sign-up, save and rename succeed at either address", async ({ browser, baseURL }) => {
+  test.setTimeout(300_000); // two sign-ups and two saves
   for (const host of ["localhost", "127.0.0.1"]) {
     const base = new URL(baseURL!);
     base.hostname = host;

@@ -4,6 +4,7 @@ import { apiPost, people, thanksGraph, uploadCsv } from "./support/api";
 
 // Point 5 of issue 17: the workflow list's actions, and copy/paste/duplicate/multi-select on the canvas.
 test("rename, duplicate, delete with confirmation, export and import a workflow from the list", async ({ page, signedIn, editor }) => {
+  test.setTimeout(300_000); // a long walk through the list on a small machine
   const tag = signedIn.email.split("@")[0];
   await page.goto("/workflows");
   const { uploadId } = await uploadCsv(page, "people.csv", people(tag));
@@ -61,6 +62,7 @@ test("rename, duplicate, delete with confirmation, export and import a workflow 
 });
 
 test("copy, paste and duplicate nodes with the keyboard; select several, move and delete them together", async ({ page, signedIn, editor }) => {
+  test.setTimeout(240_000);
   const tag = signedIn.email.split("@")[0];
   await page.goto("/workflows");
   const { uploadId } = await uploadCsv(page, "people.csv", people(tag));
@@ -77,6 +79,9 @@ test("copy, paste and duplicate nodes with the keyboard; select several, move an
   await expect(editor.node("filter_1")).toBeVisible();
   await expect(editor.node("output_1")).toBeVisible();
   await expect(page.locator('.react-flow__edge[data-id="filter_1->output_1"]')).toHaveCount(1);
+  // Pasted beside the originals, not on top of them.
+  expect((await editor.node("filter_1").boundingBox())!.x).toBeGreaterThan((await editor.node("happy").boundingBox())!.x + 200);
+  await page.getByTestId("canvas").click({ position: { x: 30, y: 30 } });
   await editor.node("output_1").click();
   await expect(editor.field("output-foreach")).toHaveValue("{{filter_1.items}}");
 
@@ -84,6 +89,7 @@ test("copy, paste and duplicate nodes with the keyboard; select several, move an
   await expect(editor.node("output_2")).toBeVisible();
 
   // Move two at once, then delete both.
+  await page.getByTestId("canvas").click({ position: { x: 30, y: 30 } });
   await editor.node("filter_1").click();
   await editor.node("output_1").click({ modifiers: ["ControlOrMeta"] });
   const before = [await editor.position("filter_1"), await editor.position("output_1")];

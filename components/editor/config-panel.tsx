@@ -6,7 +6,12 @@ import { useDriveFiles, useGoogleStatus, useUploads } from "@/lib/client/hooks";
 import { Button, Field, Input, Select, Textarea, cx, formatCount, humanize } from "@/components/ui";
 import { NODE_KINDS } from "./node-kinds";
 import { TemplateField } from "./template-field";
-import { TriggerPanel } from "./trigger-panel";
+import dynamic from "next/dynamic";
+// Loaded when a TRIGGER is selected: its cron parsing and wording (croner, cronstrue) would otherwise weigh on
+// every editor load (issue 17 keeps the editor's JavaScript ≤ 300 KB).
+const TriggerPanel = dynamic(() => import("./trigger-panel").then((m) => m.TriggerPanel), {
+  loading: () => <p className="text-sm text-slate-500">Loading the trigger settings…</p>,
+});
 import { ancestorsOf, templateSuggestions, upstreamColumns, type Suggestion } from "./suggestions";
 
 type Config = Record<string, unknown>;

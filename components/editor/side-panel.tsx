@@ -9,7 +9,11 @@ import { RunActions, RunOrigin } from "@/components/runs/run-actions";
 import { ConfigPanel, EdgePanel } from "./config-panel";
 import type { FlowEdge } from "./mapper";
 import { templateSuggestions } from "./suggestions";
-import { VersionsPanel } from "./versions-panel";
+import dynamic from "next/dynamic";
+// Opened on demand (the Versions tab): kept out of the editor's first load.
+const VersionsPanel = dynamic(() => import("./versions-panel").then((m) => m.VersionsPanel), {
+  loading: () => <p className="p-4 text-sm text-slate-500">Loading versions…</p>,
+});
 
 type Tab = "node" | "run" | "versions";
 

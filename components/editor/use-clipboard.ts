@@ -2,6 +2,7 @@
 // Copy, paste and duplicate of nodes (Ctrl/Cmd+C, V, D), as in n8n: the selected nodes and the edges between them.
 // Pasted nodes get fresh ids, and templates, expressions and conditions that named a copied node follow the rename.
 import { useEffect, useEffectEvent } from "react";
+import { NODE_WIDTH } from "./layout";
 import { edgeId, type FlowEdge, type FlowNode } from "./mapper";
 import { nextNodeId } from "./node-kinds";
 import type { Doc } from "./use-editor-graph";
@@ -10,7 +11,13 @@ type Clip = { nodes: FlowNode[]; edges: FlowEdge[] };
 
 // One clipboard for the tab (also between workflows), kept outside React: it is not rendered.
 let clipboard: Clip | null = null;
-const OFFSET = 40;
+const GAP = 60;
+
+/** Pasted nodes land beside the copied ones (to their right), not on top of them. */
+function besideShift(nodes: FlowNode[]): { x: number; y: number } {
+  const xs = nodes.map((n) => n.position.x);
+  return { x: Math.max(...xs) - Math.min(...xs) + NODE_WIDTH + GAP, y: 0 };
+}
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -23,7 +30,7 @@ function renameRefs<T>(value: T, renames: Map<string, string>): T {
 }
 
 /** The document with `clip` pasted in: new ids, shifted positions, the pasted nodes selected and nothing else. */
-export function pasteInto(doc: Doc, clip: Clip, shift = OFFSET): Doc {
+export function pasteInto(doc: Doc, clip: Clip, shift = besideShift(clip.nodes)): Doc {
   const taken = new Set(doc.nodes.map((n) => n.id));
   const hasTrigger = doc.nodes.some((n) => n.data.type === "TRIGGER");
   // A graph has exactly one TRIGGER: a copied one is left out rather than pasted as an error.
@@ -37,7 +44,7 @@ export function pasteInto(doc: Doc, clip: Clip, shift = OFFSET): Doc {
   const nodes: FlowNode[] = copied.map((n) => ({
     ...n,
     id: renames.get(n.id)!,
-    position: { x: n.position.x + shift, y: n.position.y + shift },
+    position: { x: n.position.x + shift.x, y: n.position.y + shift.y },
     data: renameRefs(n.data, renames),
     selected: true,
     dragging: false,
@@ -85,7 +92,8 @@ export function useClipboard(getDoc: () => Doc, commit: (next: (doc: Doc) => Doc
       const clip = clipboard;
       commit((doc) => pasteInto(doc, clip));
       // The next paste lands further along rather than on top of this one.
-      clipboard = { nodes: clip.nodes.map((n) => ({ ...n, position: { x: n.position.x + OFFSET, y: n.position.y + OFFSET } })), edges: clip.edges };
+      const shift = besideShift(clip.nodes);
+      clipboard = { nodes: clip.nodes.map((n) => ({ ...n, position: { x: n.position.x + shift.x, y: n.position.y + shift.y } })), edges: clip.edges };
     } else if (key === "d") {
       const clip = copySelection(getDoc());
       if (!clip) return;
