@@ -12,6 +12,7 @@ export default defineConfig({
     environment: "node",
     include: ["**/*.test.ts"],
     exclude: ["node_modules/**", ".next/**", "e2e/**", "bench/**", ".data/**", "test/faults/**"],
+    globalSetup: ["test/support/global-setup.ts"],
     setupFiles: ["test/support/setup.ts"],
     // A file's database is created when it first asks for one, inside whichever hook or test that is (PGlite from
     // a migrated snapshot: test/support/db.ts): tests get the hooks' time limit so that this never flakes on a busy

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { execRows, migrationsFolder, openPglite, openPostgres, type DbHandle } from "@/db/client";
@@ -23,6 +23,21 @@ export async function openTestDatabase(): Promise<DbHandle> {
   const url = databaseUrl(serverUrl, name);
   process.env.TEST_DATABASE_CURRENT_URL = url;
   return openPostgres(url, { max: 20 });
+}
+
+/** The migrated copy (PGlite snapshot or PostgreSQL template), built if missing: test/support/global-setup.ts. */
+export async function prepareTestDatabaseCopy(): Promise<void> {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) {
+    await pgliteSnapshotFile();
+    return;
+  }
+  const handle = await openPostgres(serverUrl, { max: 1 });
+  try {
+    await postgresTemplate(handle, serverUrl);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** After the file: its PostgreSQL databases are dropped (PGlite's lived in memory). */
@@ -57,10 +72,15 @@ function migrationsFingerprint(): string {
 }
 
 /**
- * A migrated PGlite data directory. The first file that needs it after a migration change builds it (two files
- * starting at once may both build it: each writes its own temporary file and renames it, so readers never see half).
+ * A migrated PGlite data directory (a 40 MB tar). test/support/global-setup.ts builds it once per run if the
+ * migrations changed; a file run without that setup builds it itself (two at once each write their own temporary
+ * file and rename it, so readers never see half). Snapshots of older migrations are deleted.
  */
 async function pgliteSnapshot(): Promise<Blob> {
+  return new Blob([readFileSync(await pgliteSnapshotFile())]);
+}
+
+async function pgliteSnapshotFile(): Promise<string> {
   const dir = path.join(process.cwd(), "node_modules/.cache/flowmail-test");
   const file = path.join(dir, `pglite-${migrationsFingerprint()}.tar`);
   if (!existsSync(file)) {
@@ -72,11 +92,12 @@ async function pgliteSnapshot(): Promise<Blob> {
       const temporary = `${file}.${process.pid}.tmp`;
       writeFileSync(temporary, dump);
       renameSync(temporary, file);
+      for (const old of readdirSync(dir)) if (/^pglite-\w+\.tar$/.test(old) && path.join(dir, old) !== file) rmSync(path.join(dir, old), { force: true });
     } finally {
       await fresh.close();
     }
   }
-  return new Blob([readFileSync(file)]);
+  return file;
 }
 
 /**
