@@ -1,5 +1,5 @@
 import "server-only";
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { getConfig } from "@/lib/config";
 
 // AES-256-GCM for secrets at rest (AI keys, Google refresh tokens, webhook secrets).
@@ -24,9 +24,17 @@ export function decryptSecret(payload: string): string {
   return Buffer.concat([decipher.update(Buffer.from(data, "base64url")), decipher.final()]).toString("utf8");
 }
 
-/** For stored lookup tokens (refresh tokens, OTPs with a pepper): a keyed SHA-256. */
+/**
+ * For stored lookup tokens (refresh tokens, OTPs with a pepper): HMAC-SHA-256 under a key derived from AUTH_SECRET
+ * for this use only (AUTH_SECRET also signs the JWTs). Hashes stored by the earlier sha256(secret‖0‖token) do not
+ * verify any more: those refresh tokens and codes were development data; a signed-in user signs in again.
+ */
 export function hashToken(token: string): string {
-  return createHash("sha256").update(getConfig().authSecret).update("\0").update(token).digest("base64url");
+  return createHmac("sha256", tokenHashKey()).update(token).digest("base64url");
+}
+
+function tokenHashKey(): Buffer {
+  return Buffer.from(hkdfSync("sha256", getConfig().authSecret, "flowmail", "token-hash-v1", 32));
 }
 
 export function randomToken(bytes = 32): string {

@@ -13,11 +13,11 @@ export const EMAIL_FORMATS = ["text", "html"] as const;
 export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
 
 /**
- * Ids a node may not take. `item` is the contract's per-element root in templates and expressions; the other
- * three are refused because engines and UIs key plain objects by node id, and `obj["__proto__"] = …` would
- * replace a prototype instead of storing an output.
+ * Ids a node may not take. `item` is the contract's per-element root in templates and expressions, and
+ * `unsubscribeUrl` is reserved like it (OUTPUT bodies may write {{unsubscribeUrl}}, CONTRACT 11). `__proto__`,
+ * `constructor` and `prototype` are refused because engines and UIs key plain objects by node id, and
+ * `obj["__proto__"] = …` would replace a prototype instead of storing an output.
  */
-// `unsubscribeUrl` is reserved like `item`: OUTPUT bodies may write {{unsubscribeUrl}} (CONTRACT 11).
 export const RESERVED_NODE_IDS: readonly string[] = ["item", "unsubscribeUrl", "__proto__", "constructor", "prototype"];
 
 /** Keys that never name a field anywhere (AI output names); path lookups are own-property only anyway. */

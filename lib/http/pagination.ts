@@ -1,3 +1,4 @@
+import { and, eq, lt, or, type AnyColumn, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { AppError } from "./errors";
 
@@ -22,9 +23,30 @@ export function decodeCursor(value: string | undefined): Cursor | undefined {
   } catch {
     // fall through
   }
-  throw new AppError("validation_failed", "The cursor is not valid: pass `nextCursor` from a previous page.", {
+  throw invalidCursor();
+}
+
+function invalidCursor(): AppError {
+  return new AppError("validation_failed", "The cursor is not valid: pass `nextCursor` from a previous page.", {
     errors: [{ path: "query.cursor", code: "invalid_cursor", message: "Unknown cursor" }],
   });
+}
+
+/** The timestamp inside a keyset cursor; a forged or corrupted cursor is a 422, never a 500. */
+export function cursorDate(cursor: Cursor): Date {
+  const date = new Date(typeof cursor.k === "string" ? cursor.k : Number.NaN);
+  if (Number.isNaN(date.getTime())) throw invalidCursor();
+  return date;
+}
+
+/**
+ * The keyset condition of a newest-first list ordered by (`at` desc, `id` desc), whose cursors are
+ * `{ k: at.toISOString(), id }`: the rows after the cursor's row (undefined without a cursor: the first page).
+ */
+export function newestFirstAfter(cursor: Cursor | undefined, at: AnyColumn, id: AnyColumn): SQL | undefined {
+  if (!cursor) return undefined;
+  const date = cursorDate(cursor);
+  return or(lt(at, date), and(eq(at, date), lt(id, cursor.id)));
 }
 
 /** Given `limit + 1` rows, returns the page and the cursor of the next one. */

@@ -1,12 +1,12 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
-import { and, count, desc, eq, isNull, lt, or } from "drizzle-orm";
+import { and, count, desc, eq, isNull } from "drizzle-orm";
 import type { z } from "zod";
 import { getDb } from "@/db/client";
 import { webhookDeliveries, webhooks, workflows } from "@/db/schema";
 import { encryptSecret } from "@/lib/crypto";
 import { AppError, notFound } from "@/lib/http/errors";
-import { decodeCursor, page } from "@/lib/http/pagination";
+import { decodeCursor, newestFirstAfter, page } from "@/lib/http/pagination";
 import { looksLikeId, newId } from "@/lib/ids";
 import { assertSafeTargetUrl } from "@/lib/net/ssrf";
 import { webhookEvents, type createWebhookBody, type WebhookEvent } from "@/lib/schemas/webhooks";
@@ -90,21 +90,11 @@ export async function listWebhooks(accountId: string, query: { limit: number; cu
   const rows = await db
     .select()
     .from(webhooks)
-    .where(and(eq(webhooks.accountId, accountId), isNull(webhooks.deletedAt), cursor ? before(webhooks, cursor) : undefined))
+    .where(and(eq(webhooks.accountId, accountId), isNull(webhooks.deletedAt), newestFirstAfter(cursor, webhooks.createdAt, webhooks.id)))
     .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
     .limit(query.limit + 1);
   const result = page(rows, query.limit, (r) => ({ k: r.createdAt.toISOString(), id: r.id }));
   return { items: result.items.map(webhookView), nextCursor: result.nextCursor };
-}
-
-function before(table: typeof webhooks | typeof webhookDeliveries, cursor: { k: string | number; id: string }) {
-  const at = new Date(String(cursor.k));
-  if (Number.isNaN(at.getTime())) {
-    throw new AppError("validation_failed", "The cursor is not valid: pass `nextCursor` from a previous page.", {
-      errors: [{ path: "query.cursor", code: "invalid_cursor", message: "Unknown cursor" }],
-    });
-  }
-  return or(lt(table.createdAt, at), and(eq(table.createdAt, at), lt(table.id, cursor.id)));
 }
 
 /** The account's live webhook, or 404 (unknown, deleted and another account's answer alike). */
@@ -140,7 +130,7 @@ export async function listDeliveries(accountId: string, webhookId: string, query
   const rows = await db
     .select()
     .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.webhookId, webhook.id), cursor ? before(webhookDeliveries, cursor) : undefined))
+    .where(and(eq(webhookDeliveries.webhookId, webhook.id), newestFirstAfter(cursor, webhookDeliveries.createdAt, webhookDeliveries.id)))
     .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
     .limit(query.limit + 1);
   const result = page(rows, query.limit, (r) => ({ k: r.createdAt.toISOString(), id: r.id }));

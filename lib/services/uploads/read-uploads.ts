@@ -1,11 +1,10 @@
 import "server-only";
-import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+import { and, desc, eq, isNull } from "drizzle-orm";
 import { getDb, type Db } from "@/db/client";
 import { uploads } from "@/db/schema";
 import { readUploadRows } from "@/db/queries/upload-rows";
 import { AppError } from "@/lib/http/errors";
-import { decodeCursor, page } from "@/lib/http/pagination";
-import { cursorDate } from "@/lib/services/uploads/cursor-date";
+import { decodeCursor, newestFirstAfter, page } from "@/lib/http/pagination";
 import { toUploadView } from "./upload-view";
 
 export const PREVIEW_ROWS = 20;
@@ -22,14 +21,7 @@ async function findOwnUpload(db: Db, accountId: string, uploadId: string) {
 
 export async function listUploads(accountId: string, query: { limit: number; cursor?: string }) {
   const db = await getDb();
-  const cursor = decodeCursor(query.cursor);
-  const since = cursor ? cursorDate(cursor) : undefined;
-  const after = cursor && since
-    ? or(
-        lt(uploads.createdAt, since),
-        and(eq(uploads.createdAt, since), lt(uploads.id, cursor.id)),
-      )
-    : undefined;
+  const after = newestFirstAfter(decodeCursor(query.cursor), uploads.createdAt, uploads.id);
   const rows = await db
     .select()
     .from(uploads)
