@@ -181,7 +181,7 @@ describe("the emails endpoint", () => {
 });
 
 describe("progress", () => {
-  it("a running OUTPUT node carries progress { sent, total } that rises batch by batch", async () => {
+  it("a running OUTPUT node carries progress { sent, total } that rises batch by batch", { timeout: 120_000 }, async () => {
     clearResendTransport();
     process.env.MAILBOX_RATE_PER_SECOND = "5";
     resetConfig();
