@@ -162,7 +162,11 @@ function HooksSection({ workflowId, nodeId }: { workflowId: string; nodeId: stri
   });
   const revoke = useMutation({
     mutationFn: (hookId: string) => api.del(`/api/workflows/${workflowId}/hooks/${hookId}`),
-    onSuccess: () => void client.invalidateQueries({ queryKey: hooksKey(workflowId) }),
+    // Drop it from the list at once: a list refetch already in flight when the DELETE started would still show it.
+    onSuccess: async (_done, hookId) => {
+      await client.cancelQueries({ queryKey: hooksKey(workflowId) });
+      client.setQueryData<{ items: Hook[] }>(hooksKey(workflowId), (data) => data && { items: data.items.filter((h) => h.id !== hookId) });
+    },
   });
   return (
     <Section title="Inbound hook" testId="trigger-hooks">
