@@ -21,6 +21,8 @@ test("a multi-MB CSV goes up in resumable pieces with a progress bar, survives a
   baseURL,
   shot,
 }) => {
+  // 10 MB up through the browser and 250,000 rows through a run: more than the default 2 minutes on a busy machine.
+  test.setTimeout(300_000);
   const tag = signedIn.email.split("@")[0];
   const csv = bigCsv(tag);
   expect(csv.length).toBeGreaterThan(2 * 4.5e6); // more than Vercel's request limit, twice over
