@@ -94,6 +94,15 @@ function tusOperations(): OperationSpec[] {
       errors: ["bad_request", "not_found", "conflict", "payload_too_large", "unsupported_media_type", "invalid_csv"],
     },
     {
+      method: "options",
+      path: "/api/uploads/tus/:tusId",
+      operationId: "tusUploadOptions",
+      summary: "tus discovery on an upload's address (the same capabilities as OPTIONS /api/uploads/tus; a browser's CORS preflight)",
+      tag: "Uploads",
+      auth: false,
+      responses: { 204: { description: "Capabilities in the response headers" } },
+    },
+    {
       method: "delete",
       path: "/api/uploads/tus/:tusId",
       operationId: "terminateTusUpload",

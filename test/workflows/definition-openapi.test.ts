@@ -10,6 +10,8 @@ describe("OpenAPI for uploads and workflows", () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       "/api/schemas/graph",
       "/api/uploads",
+      "/api/uploads/tus",
+      "/api/uploads/tus/{tusId}",
       "/api/uploads/{uploadId}",
       "/api/uploads/{uploadId}/rows",
       "/api/workflows",
