@@ -82,7 +82,8 @@ test("copy, paste and duplicate nodes with the keyboard; select several, move an
   // Pasted beside the originals, not on top of them.
   expect((await editor.node("filter_1").boundingBox())!.x).toBeGreaterThan((await editor.node("happy").boundingBox())!.x + 200);
   await page.getByTestId("canvas").click({ position: { x: 30, y: 30 } });
-  await editor.node("output_1").click();
+  // The pasted OUTPUT lands at the canvas's lower right, partly under the minimap: click its header.
+  await editor.node("output_1").click({ position: { x: 12, y: 10 } });
   await expect(editor.field("output-foreach")).toHaveValue("{{filter_1.items}}");
 
   await page.keyboard.press("ControlOrMeta+d");
@@ -91,7 +92,7 @@ test("copy, paste and duplicate nodes with the keyboard; select several, move an
   // Move two at once, then delete both.
   await page.getByTestId("canvas").click({ position: { x: 30, y: 30 } });
   await editor.node("filter_1").click();
-  await editor.node("output_1").click({ modifiers: ["ControlOrMeta"] });
+  await editor.node("output_1").click({ modifiers: ["ControlOrMeta"], position: { x: 12, y: 10 } });
   const before = [await editor.position("filter_1"), await editor.position("output_1")];
   const box = (await editor.node("filter_1").boundingBox())!;
   await page.mouse.move(box.x + 40, box.y + 20);

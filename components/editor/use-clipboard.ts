@@ -70,7 +70,7 @@ export function copySelection(doc: Doc): Clip | null {
 }
 
 /** Keyboard copy/paste/duplicate on the canvas; text fields keep their own copy and paste. */
-export function useClipboard(getDoc: () => Doc, commit: (next: (doc: Doc) => Doc) => void, enabled: boolean) {
+export function useClipboard(getDoc: () => Doc, commit: (next: (doc: Doc) => Doc) => void, enabled: boolean, onPasted?: () => void) {
   const onKey = useEffectEvent((e: KeyboardEvent) => {
     if (!enabled || !(e.ctrlKey || e.metaKey) || e.altKey) return;
     const target = e.target as HTMLElement | null;
@@ -91,6 +91,7 @@ export function useClipboard(getDoc: () => Doc, commit: (next: (doc: Doc) => Doc
       e.preventDefault();
       const clip = clipboard;
       commit((doc) => pasteInto(doc, clip));
+      onPasted?.();
       // The next paste lands further along rather than on top of this one.
       const shift = besideShift(clip.nodes);
       clipboard = { nodes: clip.nodes.map((n) => ({ ...n, position: { x: n.position.x + shift.x, y: n.position.y + shift.y } })), edges: clip.edges };
@@ -99,6 +100,7 @@ export function useClipboard(getDoc: () => Doc, commit: (next: (doc: Doc) => Doc
       if (!clip) return;
       e.preventDefault(); // the browser's bookmark shortcut
       commit((doc) => pasteInto(doc, clip));
+      onPasted?.();
     }
   });
   useEffect(() => {

@@ -281,7 +281,11 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   }, [autoLayout, flow]);
 
   useShortcuts({ save: () => void doSave(), undo: editor.undo, redo: editor.redo });
-  useClipboard(editor.getPresent, editor.commit, !readOnly);
+  // Pasted nodes land beside the originals, often past the visible canvas: frame the whole graph again.
+  const framePasted = useCallback(() => {
+    requestAnimationFrame(() => void flow.fitView({ ...FIT_VIEW_OPTIONS, duration: 200 }));
+  }, [flow]);
+  useClipboard(editor.getPresent, editor.commit, !readOnly, framePasted);
   useUnsavedGuard(dirty);
 
   const { addNode } = editor;

@@ -139,7 +139,7 @@ export function EmailBody({ body, format, testId }: { body: string; format?: "te
     return <iframe title="Email body" sandbox="" srcDoc={body} className="h-48 w-full rounded bg-white ring-1 ring-slate-200" data-testid={testId} />;
   }
   return (
-    <pre className="max-h-48 overflow-auto whitespace-pre-wrap rounded bg-white p-2 font-sans text-sm text-slate-800 ring-1 ring-slate-200" data-testid={testId}>
+    <pre className="max-h-48 overflow-auto whitespace-pre-wrap [overflow-wrap:anywhere] rounded bg-white p-2 font-sans text-sm text-slate-800 ring-1 ring-slate-200" data-testid={testId}>
       {body}
     </pre>
   );

@@ -77,6 +77,8 @@ describe("POST /api/workflows", () => {
       name: "Weekly digest",
       graph,
       version: 1,
+      schedule: null,
+      nextRunAt: null,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: res.body.createdAt,
     });
