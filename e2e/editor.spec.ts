@@ -40,9 +40,10 @@ test("undo and redo reverse edits, and a reload keeps the saved layout", async (
   await page.keyboard.press("ControlOrMeta+Shift+z");
   await expect(page.locator('.react-flow__edge[data-id="trigger->output_1"]')).toHaveCount(1);
 
-  // The server saves only valid graphs: give the OUTPUT what it needs.
+  // The server saves only valid graphs: give the OUTPUT what it needs (a TRIGGER's own output is `{}`, not a list; an
+  // inbound hook's body is known only when it arrives, so a list below `body` is accepted).
   await editor.select("output_1");
-  await editor.field("output-foreach").fill("{{trigger.items}}");
+  await editor.field("output-foreach").fill("{{trigger.body.people}}");
   await editor.field("output-subject").fill("Hello");
   await editor.field("output-body").fill("Hi {{item.name}}");
   await expect(page.getByTestId("validation-status")).toHaveAttribute("data-valid", "true");
