@@ -125,6 +125,7 @@ export async function openPglite(dir: string | undefined, options: { snapshot?: 
   // The options-object form: `new PGlite(undefined, options)` drops the options.
   const client = new PGlite({ dataDir: dir, ...(options.snapshot ? { loadDataDir: options.snapshot } : {}) });
   await client.waitReady;
+  yieldBeforeEachStatement(client);
   const pgliteDb = drizzle(client, { schema });
   if (!options.snapshot) {
     const { migrate } = await import("drizzle-orm/pglite/migrator");
@@ -134,11 +135,49 @@ export async function openPglite(dir: string | undefined, options: { snapshot?: 
   return { db, driver: "pglite", close: () => client.close() };
 }
 
+/**
+ * PGlite executes each statement synchronously in WASM and settles its promise in a microtask, so a chain of awaited
+ * statements (a run's node: read, write, write…) never hands the event loop back: HTTP requests, timers and sockets
+ * waited for the whole chain — 2 s at the start of a 100,000-row run (bench/freeze.ts). One macrotask turn
+ * (setImmediate) before each statement lets them in; it costs microseconds when nothing waits. Statements inside a
+ * transaction (its own `tx.query`) do not yield: everything else waits on PGlite's lock during one anyway.
+ */
+function yieldBeforeEachStatement(client: { query: (...args: never[]) => Promise<unknown>; exec: (...args: never[]) => Promise<unknown> }): void {
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  for (const method of ["query", "exec"] as const) {
+    const original = client[method].bind(client) as (...args: unknown[]) => Promise<unknown>;
+    (client as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+      await turn();
+      return original(...args);
+    };
+  }
+}
+
+/**
+ * The server's embedded database: PGlite in a worker thread (db/pglite-in-worker.ts), so that its statements never
+ * block the event loop; PGLITE_IN_WORKER=false keeps it on the main thread (as tests and tools open it).
+ */
+export async function openPgliteWorker(dir: string | undefined): Promise<DbHandle> {
+  const { openPgliteInWorker } = await import("./pglite-in-worker");
+  const { drizzle } = await import("drizzle-orm/pglite");
+  const client = openPgliteInWorker(dir);
+  try {
+    await client.waitReady;
+    const pgliteDb = drizzle(client as never, { schema });
+    const { migrate } = await import("drizzle-orm/pglite/migrator");
+    await migrate(pgliteDb, { migrationsFolder });
+    return { db: pgliteDb as unknown as Db, driver: "pglite", close: () => client.close() };
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw error;
+  }
+}
+
 async function openEmbedded(dir: string): Promise<DbHandle> {
   mkdirSync(dir, { recursive: true });
   const releaseLock = acquireDirectoryLock(dir);
   try {
-    const handle = await openPglite(dir);
+    const handle = process.env.PGLITE_IN_WORKER === "false" ? await openPglite(dir) : await openPgliteWorker(dir);
     return {
       ...handle,
       close: async () => {
