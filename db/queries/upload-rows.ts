@@ -1,5 +1,5 @@
 import "server-only";
-import { and, asc, eq, gte, isNull, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { uploadChunks, uploads } from "@/db/schema";
 
@@ -24,27 +24,41 @@ export async function findUpload(db: Db, accountId: string, uploadId: string) {
 /** Row indexes are int4 in the database: "everything" must stay within it. */
 const MAX_ROWS = 2_147_483_647;
 
-/** Rows [offset, offset + limit) of an upload, read from its chunks in order. */
+/** Chunks per statement when reading an upload: 10,000 rows (uploads store UPLOAD_CHUNK_ROWS = 5,000 rows per chunk). */
+const CHUNKS_PER_PAGE = 2;
+
+/**
+ * Rows [offset, offset + limit) of an upload, read from its chunks in order, a few chunks per statement (keyset on
+ * chunk_index): a 100,000-row read is a dozen short statements with the event loop free between them (each converted
+ * page yields), not one long block; on PGlite a page also bounds how much the WASM heap must hold at once.
+ */
 export async function readUploadRows(db: Db, upload: { id: string; columns: string[] }, offset = 0, limit = MAX_ROWS): Promise<CsvRow[]> {
   const end = Math.min(offset + limit, MAX_ROWS);
-  const chunks = await db
-    .select({ firstRow: uploadChunks.firstRow, rowCount: uploadChunks.rowCount, rows: uploadChunks.rows })
-    .from(uploadChunks)
-    .where(
-      and(
-        eq(uploadChunks.uploadId, upload.id),
-        lt(uploadChunks.firstRow, end),
-        gte(sql`${uploadChunks.firstRow} + ${uploadChunks.rowCount}`, offset + 1),
-      ),
-    )
-    .orderBy(asc(uploadChunks.chunkIndex));
   const out: CsvRow[] = [];
-  for (const chunk of chunks) {
-    for (let i = 0; i < chunk.rows.length; i++) {
-      const index = chunk.firstRow + i;
-      if (index < offset || index >= end) continue;
-      out.push(cellsToRow(upload.columns, chunk.rows[i]));
+  let after = -1;
+  for (;;) {
+    const chunks = await db
+      .select({ chunkIndex: uploadChunks.chunkIndex, firstRow: uploadChunks.firstRow, rowCount: uploadChunks.rowCount, rows: uploadChunks.rows })
+      .from(uploadChunks)
+      .where(
+        and(
+          eq(uploadChunks.uploadId, upload.id),
+          gt(uploadChunks.chunkIndex, after),
+          lt(uploadChunks.firstRow, end),
+          gte(sql`${uploadChunks.firstRow} + ${uploadChunks.rowCount}`, offset + 1),
+        ),
+      )
+      .orderBy(asc(uploadChunks.chunkIndex))
+      .limit(CHUNKS_PER_PAGE);
+    for (const chunk of chunks) {
+      for (let i = 0; i < chunk.rows.length; i++) {
+        const index = chunk.firstRow + i;
+        if (index < offset || index >= end) continue;
+        out.push(cellsToRow(upload.columns, chunk.rows[i]));
+      }
     }
+    if (chunks.length < CHUNKS_PER_PAGE) return out;
+    after = chunks[chunks.length - 1].chunkIndex;
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
-  return out;
 }

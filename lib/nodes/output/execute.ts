@@ -20,7 +20,7 @@ const fmt = (n: number) => n.toLocaleString("en-US");
 export const outputExecutor: NodeExecutor<"OUTPUT"> = {
   async execute(node, rt) {
     const items = forEachItems(node, rt);
-    const emails = renderAllEmails(node, rt, items);
+    const emails = await renderAllEmails(node, rt, items);
     const key = ledgerKey(node, rt);
     const preview = rt.mode === "preview";
     await reopenUnsent(rt.db, key);

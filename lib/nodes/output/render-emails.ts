@@ -77,15 +77,19 @@ export function unsubscribeHeaders(url: string | undefined): Record<string, stri
   return { "List-Unsubscribe": `<${url}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" };
 }
 
+const RENDER_SLICE = 2000;
+
 /**
  * Renders every email (so nothing is sent when any of them is malformed); throws the first few problems.
  * `keepBody`: the rendered body is kept (a preview records it).
  */
-export function renderAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: unknown[]): RenderedEmail[] {
+export async function renderAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: unknown[]): Promise<RenderedEmail[]> {
   const problems: string[] = [];
   const emails: RenderedEmail[] = [];
   let count = 0;
   for (let i = 0; i < items.length; i++) {
+    // 40,000 emails render in ~0.3 s of CPU: hand the event loop back every slice so that requests are not held.
+    if (i > 0 && i % RENDER_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     const result = renderEmail(node, rt, items[i], i);
     if (typeof result === "string") {
       count++;
@@ -102,6 +106,6 @@ export function renderAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: 
 }
 
 /** Kept for callers that only need the recipients. */
-export function validateAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: unknown[]): { itemIndex: number; to: string; subject: string }[] {
-  return renderAllEmails(node, rt, items).map((e) => ({ itemIndex: e.itemIndex, to: e.to, subject: e.subject }));
+export async function validateAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: unknown[]): Promise<{ itemIndex: number; to: string; subject: string }[]> {
+  return (await renderAllEmails(node, rt, items)).map((e) => ({ itemIndex: e.itemIndex, to: e.to, subject: e.subject }));
 }
