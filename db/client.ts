@@ -173,11 +173,23 @@ export async function openPgliteWorker(dir: string | undefined): Promise<DbHandl
   }
 }
 
+/**
+ * A new data directory's initdb grows PGlite's WASM memory to ~880 MB, which WASM never gives back; the thread that
+ * ran it is ended and the database opened again in a fresh one (~490 MB RSS; ~0.5 s, on the first start only).
+ */
+async function openPgliteWorkerFresh(dir: string): Promise<DbHandle> {
+  const fresh = !existsSync(path.join(dir, "PG_VERSION"));
+  const handle = await openPgliteWorker(dir);
+  if (!fresh) return handle;
+  await handle.close();
+  return openPgliteWorker(dir);
+}
+
 async function openEmbedded(dir: string): Promise<DbHandle> {
   mkdirSync(dir, { recursive: true });
   const releaseLock = acquireDirectoryLock(dir);
   try {
-    const handle = process.env.PGLITE_IN_WORKER === "false" ? await openPglite(dir) : await openPgliteWorker(dir);
+    const handle = process.env.PGLITE_IN_WORKER === "false" ? await openPglite(dir) : await openPgliteWorkerFresh(dir);
     return {
       ...handle,
       close: async () => {
