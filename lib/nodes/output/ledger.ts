@@ -30,19 +30,38 @@ const CHUNK = 1000;
  * nothing twice. Addresses on the account's suppression list are recorded as `suppressed` on the way in.
  */
 export async function recordEmails(db: Db, key: LedgerKey, emails: LedgerEmail[]): Promise<void> {
-  for (let start = 0; start < emails.length; start += CHUNK) {
-    const rows = JSON.stringify(
-      emails.slice(start, start + CHUNK).map((e) => ({ id: newId("eml"), i: e.itemIndex, to: e.to, s: e.subject, st: e.status, b: e.body ?? null, f: e.format ?? null })),
-    );
-    await db.execute(sql`
-      insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status, body, format)
-      select x.id, ${key.runId}, ${key.nodeId}, x.i, ${key.accountId}, x."to", x.s,
-        case when x.st <> 'duplicate' and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = x."to")
-          then 'suppressed' else x.st end,
-        x.b, x.f
-      from jsonb_to_recordset(${rows}::jsonb) as x(id text, i int, "to" text, s text, st text, b text, f text)
-      on conflict (run_id, node_id, item_index) do nothing`);
-  }
+  // Two statements in flight: on PostgreSQL the next chunk is built and inserted (another pooled connection) while
+  // the previous one is written (40,000 rows: 688 ms one at a time). Chunks are disjoint and each is idempotent, so
+  // their order does not matter; a failure propagates after its sibling has settled.
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (next < emails.length && !failed) {
+      const start = next;
+      next += CHUNK;
+      await recordChunk(db, key, emails, start).catch((error: unknown) => {
+        failed = true;
+        throw error;
+      });
+    }
+  };
+  const settled = await Promise.allSettled([worker(), worker()]);
+  const rejected = settled.find((s) => s.status === "rejected");
+  if (rejected) throw (rejected as PromiseRejectedResult).reason;
+}
+
+async function recordChunk(db: Db, key: LedgerKey, emails: LedgerEmail[], start: number): Promise<void> {
+  const rows = JSON.stringify(
+    emails.slice(start, start + CHUNK).map((e) => ({ id: newId("eml"), i: e.itemIndex, to: e.to, s: e.subject, st: e.status, b: e.body ?? null, f: e.format ?? null })),
+  );
+  await db.execute(sql`
+    insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status, body, format)
+    select x.id, ${key.runId}, ${key.nodeId}, x.i, ${key.accountId}, x."to", x.s,
+      case when x.st <> 'duplicate' and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = x."to")
+        then 'suppressed' else x.st end,
+      x.b, x.f
+    from jsonb_to_recordset(${rows}::jsonb) as x(id text, i int, "to" text, s text, st text, b text, f text)
+    on conflict (run_id, node_id, item_index) do nothing`);
 }
 
 /**
