@@ -49,6 +49,20 @@ export function newestFirstAfter(cursor: Cursor | undefined, at: AnyColumn, id: 
   return or(lt(at, date), and(eq(at, date), lt(id, cursor.id)));
 }
 
+/** The integer sort key inside a keyset cursor (a run's `seq`, a version number); a forged one is a 422. */
+export function cursorInteger(cursor: Cursor): number {
+  if (typeof cursor.k === "number" && Number.isSafeInteger(cursor.k) && cursor.k > 0) return cursor.k;
+  throw invalidCursor();
+}
+
+/**
+ * The keyset condition of a list ordered by a unique integer column descending (`seq`, a version), whose cursors
+ * are `{ k: value, id }`: the rows after the cursor's row (undefined without a cursor: the first page).
+ */
+export function descendingAfter(cursor: Cursor | undefined, key: AnyColumn): SQL | undefined {
+  return cursor ? lt(key, cursorInteger(cursor)) : undefined;
+}
+
 /** Given `limit + 1` rows, returns the page and the cursor of the next one. */
 export function page<T>(rows: T[], limit: number, cursorOf: (row: T) => Cursor): { items: T[]; nextCursor: string | null } {
   const items = rows.slice(0, limit);

@@ -1,22 +1,16 @@
 import "server-only";
-import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, type SQL } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { mailboxMessages } from "@/db/schema";
 import { isMailboxActive } from "@/lib/email";
-import { AppError, notFound } from "@/lib/http/errors";
-import { decodeCursor, page } from "@/lib/http/pagination";
+import { notFound } from "@/lib/http/errors";
+import { decodeCursor, newestFirstAfter, page } from "@/lib/http/pagination";
 
 /** The local mailbox, newest first, optionally for one recipient. Exists only while it is the transport. */
 export async function listMailbox(query: { to?: string; limit: number; cursor?: string }) {
   if (!isMailboxActive()) throw notFound("The mailbox (email goes through Resend)");
-  const cursor = decodeCursor(query.cursor);
-  const conditions: SQL[] = [];
+  const conditions: (SQL | undefined)[] = [newestFirstAfter(decodeCursor(query.cursor), mailboxMessages.createdAt, mailboxMessages.id)];
   if (query.to) conditions.push(eq(mailboxMessages.to, query.to));
-  if (cursor) {
-    const at = new Date(String(cursor.k));
-    if (Number.isNaN(at.getTime())) throw new AppError("validation_failed", "The cursor is not valid: pass `nextCursor` from a previous page.");
-    conditions.push(or(lt(mailboxMessages.createdAt, at), and(eq(mailboxMessages.createdAt, at), lt(mailboxMessages.id, cursor.id)))!);
-  }
   const db = await getDb();
   const rows = await db.select().from(mailboxMessages).where(and(...conditions))
     .orderBy(desc(mailboxMessages.createdAt), desc(mailboxMessages.id)).limit(query.limit + 1);

@@ -1,8 +1,8 @@
 import "server-only";
-import { and, desc, eq, lt, type SQL } from "drizzle-orm";
+import { and, desc, eq, type SQL } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { runs, workflows, type RunStatus } from "@/db/schema";
-import { decodeCursor, page } from "@/lib/http/pagination";
+import { decodeCursor, descendingAfter, page } from "@/lib/http/pagination";
 import { runSummaryColumns, runSummaryView } from "./get-run";
 
 /**
@@ -16,11 +16,10 @@ export async function listAccountRuns(
   query: { status?: RunStatus; workflowId?: string; limit: number; cursor?: string },
 ) {
   const db = await getDb();
-  const cursor = decodeCursor(query.cursor);
   const conditions: (SQL | undefined)[] = [eq(runs.accountId, accountId)];
   if (query.status) conditions.push(eq(runs.status, query.status));
   if (query.workflowId) conditions.push(eq(runs.workflowId, query.workflowId));
-  if (cursor) conditions.push(lt(runs.seq, Number(cursor.k)));
+  conditions.push(descendingAfter(decodeCursor(query.cursor), runs.seq));
   const rows = await db
     .select({ ...runSummaryColumns, seq: runs.seq, workflowName: workflows.name })
     .from(runs)

@@ -1,9 +1,9 @@
 import "server-only";
-import { and, desc, eq, isNull, lt, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNull, type SQL } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { runs, workflows, type RunStatus } from "@/db/schema";
 import { notFound } from "@/lib/http/errors";
-import { decodeCursor, page } from "@/lib/http/pagination";
+import { decodeCursor, descendingAfter, page } from "@/lib/http/pagination";
 import { runSummaryColumns, runSummaryView } from "./get-run";
 
 /** GET /api/workflows/:workflowId/runs — newest first (by enqueue order), without node outputs. */
@@ -19,10 +19,10 @@ export async function listRuns(
     .from(workflows)
     .where(and(eq(workflows.id, workflowId), eq(workflows.accountId, accountId), isNull(workflows.deletedAt)));
   if (!workflow) throw notFound("Workflow");
-  const cursor = decodeCursor(query.cursor);
+  // `seq` is unique: it alone orders the page and keys the cursor.
   const conditions: (SQL | undefined)[] = [eq(runs.workflowId, workflowId), eq(runs.accountId, accountId)];
   if (query.status) conditions.push(eq(runs.status, query.status));
-  if (cursor) conditions.push(or(lt(runs.seq, Number(cursor.k)), and(eq(runs.seq, Number(cursor.k)), lt(runs.id, cursor.id))));
+  conditions.push(descendingAfter(decodeCursor(query.cursor), runs.seq));
   const rows = await db
     .select({ ...runSummaryColumns, seq: runs.seq })
     .from(runs)

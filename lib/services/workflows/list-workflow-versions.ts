@@ -1,9 +1,8 @@
 import "server-only";
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { workflowVersions } from "@/db/schema";
-import { AppError } from "@/lib/http/errors";
-import { decodeCursor, page } from "@/lib/http/pagination";
+import { decodeCursor, descendingAfter, page } from "@/lib/http/pagination";
 import { findOwnWorkflow } from "./get-workflow";
 
 const nodeCount = sql<number>`case when jsonb_typeof(${workflowVersions.graph}->'nodes') = 'array' then jsonb_array_length(${workflowVersions.graph}->'nodes') else 0 end`.mapWith(Number);
@@ -12,12 +11,11 @@ const nodeCount = sql<number>`case when jsonb_typeof(${workflowVersions.graph}->
 export async function listWorkflowVersions(accountId: string, workflowId: string, query: { limit: number; cursor?: string }) {
   const db = await getDb();
   await findOwnWorkflow(db, accountId, workflowId);
-  const cursor = decodeCursor(query.cursor);
-  const before = cursor ? cursorVersion(cursor.k) : undefined;
+  const after = descendingAfter(decodeCursor(query.cursor), workflowVersions.version);
   const rows = await db
     .select({ version: workflowVersions.version, name: workflowVersions.name, nodeCount, createdAt: workflowVersions.createdAt })
     .from(workflowVersions)
-    .where(and(eq(workflowVersions.workflowId, workflowId), before === undefined ? undefined : lt(workflowVersions.version, before)))
+    .where(and(eq(workflowVersions.workflowId, workflowId), after))
     .orderBy(desc(workflowVersions.version))
     .limit(query.limit + 1);
   const result = page(rows, query.limit, (row) => ({ k: row.version, id: String(row.version) }));
@@ -25,12 +23,4 @@ export async function listWorkflowVersions(accountId: string, workflowId: string
     items: result.items.map((row) => ({ version: row.version, name: row.name, nodeCount: row.nodeCount, createdAt: row.createdAt.toISOString() })),
     nextCursor: result.nextCursor,
   };
-}
-
-/** A forged cursor is a 422 like every other bad cursor, never a 500. */
-function cursorVersion(k: string | number): number {
-  if (typeof k === "number" && Number.isInteger(k) && k > 0) return k;
-  throw new AppError("validation_failed", "The cursor is not valid: pass `nextCursor` from a previous page.", {
-    errors: [{ path: "query.cursor", code: "invalid_cursor", message: "Unknown cursor" }],
-  });
 }

@@ -1,21 +1,13 @@
 import "server-only";
-import { and, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { runs, workflows } from "@/db/schema";
-import { decodeCursor, page } from "@/lib/http/pagination";
-import { cursorDate } from "@/lib/services/uploads/cursor-date";
+import { decodeCursor, newestFirstAfter, page } from "@/lib/http/pagination";
 
 /** GET /api/workflows: most recently updated first, each with its node count and its latest run (by enqueue order). */
 export async function listWorkflows(accountId: string, query: { limit: number; cursor?: string }) {
   const db = await getDb();
-  const cursor = decodeCursor(query.cursor);
-  const since = cursor ? cursorDate(cursor) : undefined;
-  const after = cursor && since
-    ? or(
-        lt(workflows.updatedAt, since),
-        and(eq(workflows.updatedAt, since), lt(workflows.id, cursor.id)),
-      )
-    : undefined;
+  const after = newestFirstAfter(decodeCursor(query.cursor), workflows.updatedAt, workflows.id);
   const rows = await db
     .select({
       id: workflows.id,
