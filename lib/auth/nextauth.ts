@@ -7,8 +7,13 @@ import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 import { emailField } from "@/lib/schemas/accounts";
-import { authenticateWithPassword } from "@/lib/services/accounts/login";
-import { accountForAccessToken } from "./authenticate";
+import { accountForAccessToken, type AuthenticatedAccount } from "./authenticate";
+
+/**
+ * Checks an email and password (the account service's, with its throttle), throwing an AppError when refused.
+ * Handed in by the route so that this adapter does not import the services above it (app → services → auth).
+ */
+export type PasswordCheck = (email: string, password: string, req: Request) => Promise<AuthenticatedAccount>;
 
 /** Tells the sign-in form why (`?code=` on next-auth's redirect, `code` in `signIn()`'s result). */
 class SignInRefused extends CredentialsSignin {
@@ -25,7 +30,7 @@ const tokenCredentials = z.object({ accessToken: z.string().min(1).max(4096) });
  * Either `{ email, password }` (the same service and throttle as POST /api/auth/login) or `{ accessToken }`
  * (a valid access token, so the UI can open a session right after verify-email).
  */
-async function authorize(credentials: Partial<Record<string, unknown>>, req: Request) {
+async function authorize(checkPassword: PasswordCheck, credentials: Partial<Record<string, unknown>>, req: Request) {
   try {
     const byToken = tokenCredentials.safeParse(credentials);
     if (byToken.success && !credentials.email) {
@@ -34,7 +39,7 @@ async function authorize(credentials: Partial<Record<string, unknown>>, req: Req
     }
     const byPassword = passwordCredentials.safeParse(credentials);
     if (!byPassword.success) throw new SignInRefused("invalid_credentials");
-    const account = await authenticateWithPassword(byPassword.data.email, byPassword.data.password, undefined, { req });
+    const account = await checkPassword(byPassword.data.email, byPassword.data.password, req);
     return { id: account.id, email: account.email, name: account.fullName };
   } catch (error) {
     if (error instanceof AppError) throw new SignInRefused(error.code === "token_expired" ? "invalid_token" : error.code);
@@ -42,41 +47,46 @@ async function authorize(credentials: Partial<Record<string, unknown>>, req: Req
   }
 }
 
-// The config is built per request so that AUTH_SECRET comes from getConfig() (generated in .data in development).
-export const { handlers, auth, signIn, signOut } = NextAuth(() => ({
-  basePath: "/api/nextauth",
-  secret: getConfig().authSecret,
-  trustHost: true,
-  session: { strategy: "jwt", maxAge: 30 * 24 * 3600 },
-  pages: { signIn: "/login" },
-  // A refused sign-in is an expected answer, not a server error: keep it out of the error log.
-  logger: {
-    error: (error: Error) => {
-      if (error.name !== "CredentialsSignin") log.error("next-auth error", { error });
+/**
+ * next-auth's route handlers. The config is built per request so that AUTH_SECRET comes from getConfig()
+ * (generated in .data in development).
+ */
+export function nextAuthHandlers(checkPassword: PasswordCheck) {
+  return NextAuth(() => ({
+    basePath: "/api/nextauth",
+    secret: getConfig().authSecret,
+    trustHost: true,
+    session: { strategy: "jwt", maxAge: 30 * 24 * 3600 },
+    pages: { signIn: "/login" },
+    // A refused sign-in is an expected answer, not a server error: keep it out of the error log.
+    logger: {
+      error: (error: Error) => {
+        if (error.name !== "CredentialsSignin") log.error("next-auth error", { error });
+      },
+      warn: (code: string) => log.warn("next-auth warning", { code }),
+      debug: () => {},
     },
-    warn: (code: string) => log.warn("next-auth warning", { code }),
-    debug: () => {},
-  },
-  providers: [
-    Credentials({
-      id: "credentials",
-      name: "Email and password",
-      credentials: { email: {}, password: {}, accessToken: {} },
-      authorize,
-    }),
-  ],
-  callbacks: {
-    // `authTime` survives every re-encoding of the cookie; authenticate() compares it with passwordChangedAt.
-    jwt({ token, user }) {
-      if (user?.id) {
-        token.sub = user.id;
-        token.authTime = now();
-      }
-      return token;
+    providers: [
+      Credentials({
+        id: "credentials",
+        name: "Email and password",
+        credentials: { email: {}, password: {}, accessToken: {} },
+        authorize: (credentials, req) => authorize(checkPassword, credentials, req),
+      }),
+    ],
+    callbacks: {
+      // `authTime` survives every re-encoding of the cookie; authenticate() compares it with passwordChangedAt.
+      jwt({ token, user }) {
+        if (user?.id) {
+          token.sub = user.id;
+          token.authTime = now();
+        }
+        return token;
+      },
+      session({ session, token }) {
+        if (token.sub) session.user.id = token.sub;
+        return session;
+      },
     },
-    session({ session, token }) {
-      if (token.sub) session.user.id = token.sub;
-      return session;
-    },
-  },
-}));
+  })).handlers;
+}
