@@ -1,4 +1,5 @@
 // Shared setup of the run benchmarks: a database (PGlite in a temp dir, or DATABASE_URL), an account, an upload.
+import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -93,3 +94,30 @@ export function rssSampler() {
     },
   };
 }
+
+/**
+ * The upload benchmarks' CSV (`rows` rows × 8 columns, a quoted cell with commas and quotes every 10th row), written
+ * in a child process so that the garbage of generating it does not inflate the caller's RSS baseline.
+ */
+export function writeBenchCsv(file: string, rows: number): void {
+  const result = spawnSync(process.execPath, ["-e", CSV_GENERATOR, file, String(rows)], { stdio: "inherit" });
+  if (result.status !== 0) throw new Error("generating the CSV failed");
+}
+
+/** Plain JavaScript passed to `node -e` (argv: file, rows). */
+const CSV_GENERATOR = `
+const fs = require("node:fs");
+const [file, rows] = [process.argv[1], Number(process.argv[2])];
+const fd = fs.openSync(file, "w");
+const cities = ["Berlin", "Lisbon", "Kraków", "Osaka", "Toronto", "Nairobi", "Lima", "Oslo"];
+let buffer = "id,email,first_name,last_name,city,rating,signup_date,note\\n";
+for (let i = 0; i < rows; i++) {
+  const note = i % 10 === 0 ? '"likes ""quotes"", commas"' : "customer since " + (2000 + (i % 25)) + " with plan tier " + (i % 7);
+  const month = String((i % 12) + 1).padStart(2, "0");
+  const day = String((i % 28) + 1).padStart(2, "0");
+  buffer += i + ",user" + i + "@example.com,First" + (i % 977) + ",Last" + (i % 1327) + "," + cities[i % 8] + "," + (i % 5) + ",2024-" + month + "-" + day + "," + note + "\\n";
+  if (buffer.length > 1 << 20) { fs.writeSync(fd, buffer); buffer = ""; }
+}
+fs.writeSync(fd, buffer);
+fs.closeSync(fd);
+`;

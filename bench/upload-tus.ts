@@ -13,14 +13,14 @@
  * rowCount and sizeBytes — equal to the file's size only if no byte was stored twice); and the load average.
  * Targets: ≤ 8 s on PostgreSQL, ≤ 12 s on PGlite, RSS growth ≤ 300 MB.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { Upload } from "tus-js-client";
 import { startBodyLimitProxy } from "@/test/support/body-limit-proxy";
-import { benchDb, benchEnv, benchExit } from "./bench-support";
+import { benchDb, benchEnv, benchExit, mb, writeBenchCsv } from "./bench-support";
 
 const { values: args } = parseArgs({
   options: { rows: { type: "string", default: "500000" }, port: { type: "string", default: "3451" } },
@@ -28,25 +28,6 @@ const { values: args } = parseArgs({
 const ROWS = Number(args.rows);
 const PORT = Number(args.port);
 const BASE = `http://127.0.0.1:${PORT}`;
-const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
-
-/** The same generator as bench/upload.ts (8 columns, quoted cells every 10th row), in a child process. */
-const GENERATOR = `
-const fs = require("node:fs");
-const [file, rows] = [process.argv[1], Number(process.argv[2])];
-const fd = fs.openSync(file, "w");
-const cities = ["Berlin", "Lisbon", "Kraków", "Osaka", "Toronto", "Nairobi", "Lima", "Oslo"];
-let buffer = "id,email,first_name,last_name,city,rating,signup_date,note\\n";
-for (let i = 0; i < rows; i++) {
-  const note = i % 10 === 0 ? '"likes ""quotes"", commas"' : "customer since " + (2000 + (i % 25)) + " with plan tier " + (i % 7);
-  const month = String((i % 12) + 1).padStart(2, "0");
-  const day = String((i % 28) + 1).padStart(2, "0");
-  buffer += i + ",user" + i + "@example.com,First" + (i % 977) + ",Last" + (i % 1327) + "," + cities[i % 8] + "," + (i % 5) + ",2024-" + month + "-" + day + "," + note + "\\n";
-  if (buffer.length > 1 << 20) { fs.writeSync(fd, buffer); buffer = ""; }
-}
-fs.writeSync(fd, buffer);
-fs.closeSync(fd);
-`;
 
 /** RSS of a process and all its descendants (next start may fork its server). */
 function treeRss(pid: number): number {
@@ -135,7 +116,7 @@ async function main() {
   benchEnv();
   const scratch = mkdtempSync(path.join(os.tmpdir(), "flowmail-tus-bench-"));
   const file = path.join(scratch, "bench.csv");
-  if (spawnSync(process.execPath, ["-e", GENERATOR, file, String(ROWS)], { stdio: "inherit" }).status !== 0) throw new Error("generating the CSV failed");
+  writeBenchCsv(file, ROWS);
   const data = readFileSync(file);
   // PostgreSQL: a fresh, migrated database that the server then uses (PGlite: the server's own, in a fresh DATA_DIR).
   const driver = process.env.DATABASE_URL ? (await benchDb()).driver : "pglite";

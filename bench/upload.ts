@@ -9,7 +9,6 @@
  * shared machine the wall time depends on what else runs. RSS growth is measured from after the database is open
  * (PGlite alone takes ~760 MB of RSS when it starts).
  */
-import { spawnSync } from "node:child_process";
 import { createReadStream, mkdtempSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -17,32 +16,6 @@ import { Readable } from "node:stream";
 
 const ROWS = Number(process.argv[2] ?? 500_000);
 const BOUNDARY = "----flowmailbench7b1c";
-
-/**
- * Writes the CSV in a child process, so the garbage of generating it does not inflate this process's RSS baseline.
- * Plain JavaScript passed to `node -e` (argv: file, rows).
- */
-const GENERATOR = `
-const fs = require("node:fs");
-const [file, rows] = [process.argv[1], Number(process.argv[2])];
-const fd = fs.openSync(file, "w");
-const cities = ["Berlin", "Lisbon", "Kraków", "Osaka", "Toronto", "Nairobi", "Lima", "Oslo"];
-let buffer = "id,email,first_name,last_name,city,rating,signup_date,note\\n";
-for (let i = 0; i < rows; i++) {
-  const note = i % 10 === 0 ? '"likes ""quotes"", commas"' : "customer since " + (2000 + (i % 25)) + " with plan tier " + (i % 7);
-  const month = String((i % 12) + 1).padStart(2, "0");
-  const day = String((i % 28) + 1).padStart(2, "0");
-  buffer += i + ",user" + i + "@example.com,First" + (i % 977) + ",Last" + (i % 1327) + "," + cities[i % 8] + "," + (i % 5) + ",2024-" + month + "-" + day + "," + note + "\\n";
-  if (buffer.length > 1 << 20) { fs.writeSync(fd, buffer); buffer = ""; }
-}
-fs.writeSync(fd, buffer);
-fs.closeSync(fd);
-`;
-
-function writeCsv(file: string): void {
-  const result = spawnSync(process.execPath, ["-e", GENERATOR, file, String(ROWS)], { stdio: "inherit" });
-  if (result.status !== 0) throw new Error("generating the CSV failed");
-}
 
 function multipartStream(file: string): ReadableStream<Uint8Array> {
   const head = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="bench.csv"\r\nContent-Type: text/csv\r\n\r\n`;
@@ -73,7 +46,8 @@ async function main() {
   process.env.DATA_DIR = dir;
   process.env.AUTH_SECRET ??= "bench-secret-bench-secret-bench-secret-0123";
   const file = path.join(dir, "bench.csv");
-  writeCsv(file);
+  const { writeBenchCsv } = await import("./bench-support");
+  writeBenchCsv(file, ROWS);
   const size = statSync(file).size;
 
   const driver = await openDatabase();
