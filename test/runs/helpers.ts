@@ -1,9 +1,11 @@
+import { afterAll, beforeAll } from "vitest";
 import { getDb } from "@/db/client";
 import { uploadChunks, uploads, workflows } from "@/db/schema";
 import { EmbeddedExecutor, startEmbeddedExecutor, stopEmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { newId } from "@/lib/ids";
 import { POST as enqueueHandler } from "@/app/api/workflows/[workflowId]/run/route";
 import { GET as getRunHandler } from "@/app/api/workflows/runs/[runId]/route";
+import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { call } from "@/test/support/http";
 
 /** An upload inserted directly (rows in chunks, as the uploads module stores them). */
@@ -36,6 +38,29 @@ export function startTestExecutor(concurrency = 4): EmbeddedExecutor {
 }
 
 export const stopTestExecutor = stopEmbeddedExecutor;
+
+/**
+ * Call at the top level of a file whose runs send email: a fake Resend is the transport during its tests; after
+ * them the test executor is stopped, the fake closed and the transport cleared.
+ */
+export function fakeResendForRuns(): { readonly resend: FakeResend } {
+  let resend: FakeResend | undefined;
+  beforeAll(async () => {
+    resend = await startFakeResend();
+    useResendTransport(resend.url);
+  });
+  afterAll(async () => {
+    await stopTestExecutor();
+    await resend?.close();
+    clearResendTransport();
+  });
+  return {
+    get resend() {
+      if (!resend) throw new Error("the fake Resend starts in beforeAll");
+      return resend;
+    },
+  };
+}
 
 export async function enqueue(token: string, workflowId: string, headers: Record<string, string> = {}) {
   return call(enqueueHandler, { method: "POST", path: `/api/workflows/${workflowId}/run`, token, params: { workflowId }, headers });

@@ -5,29 +5,17 @@
  * A retry chain's ledger is kept while any run of the chain is still within retention.
  */
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GET as nodeOutputHandler } from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/output/route";
 import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
 import { execRows, getDb } from "@/db/client";
 import { pruneExpired } from "@/lib/engine/retention";
 import { newId } from "@/lib/ids";
 import { createTestAccount } from "@/test/support/accounts";
-import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { call } from "@/test/support/http";
-import { emailEveryRowWorkflow, getRun, runToEnd, startTestExecutor, stopTestExecutor } from "./helpers";
+import { emailEveryRowWorkflow, fakeResendForRuns, getRun, runToEnd, startTestExecutor } from "./helpers";
 
-let resend: FakeResend;
-
-beforeAll(async () => {
-  resend = await startFakeResend();
-  useResendTransport(resend.url);
-});
-
-afterAll(async () => {
-  await stopTestExecutor();
-  await resend.close();
-  clearResendTransport();
-});
+fakeResendForRuns();
 
 const DAY = 86_400_000;
 const output = (token: string, runId: string, nodeId: string) =>

@@ -2,31 +2,19 @@
  * Run control (CONTRACT 12): queue position, trigger, the account-wide list, cancel (PENDING and RUNNING), retry with
  * reuse, and the preview `until` skip rule, through the real route handlers and the embedded executor.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { GET as listAccountRunsHandler } from "@/app/api/runs/route";
 import { POST as cancelHandler } from "@/app/api/workflows/runs/[runId]/cancel/route";
 import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
 import { createTestAccount } from "@/test/support/accounts";
-import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { call } from "@/test/support/http";
 import { enqueueRun } from "@/lib/services/runs/enqueue-run";
 import { getRun as getRunView } from "@/lib/services/runs/get-run";
-import { emailEveryRowWorkflow, enqueue, getRun, startTestExecutor, stopTestExecutor } from "./helpers";
+import { emailEveryRowWorkflow, enqueue, fakeResendForRuns, getRun, startTestExecutor } from "./helpers";
 
-let resend: FakeResend;
+const fixture = fakeResendForRuns();
 
-beforeAll(async () => {
-  resend = await startFakeResend();
-  useResendTransport(resend.url);
-});
-
-afterAll(async () => {
-  await stopTestExecutor();
-  await resend.close();
-  clearResendTransport();
-});
-
-beforeEach(() => resend.reset());
+beforeEach(() => fixture.resend.reset());
 
 const cancel = (token: string, runId: string) =>
   call(cancelHandler, { method: "POST", path: `/api/workflows/runs/${runId}/cancel`, token, params: { runId } });
@@ -97,7 +85,7 @@ describe("with the executor", () => {
   it("retries a FAILED run: reused nodes keep their times and do not run again; the failed OUTPUT sends", async () => {
     const { id, token } = await createTestAccount();
     const { workflowId, addresses } = await emailEveryRowWorkflow(id, 3, "retry");
-    resend.failNext(1, 400);
+    fixture.resend.failNext(1, 400);
     const first = (await enqueue(token, workflowId)).body.runId as string;
     const failed = await until("the run to fail", async () => {
       const run = (await getRun(token, first)).body;
@@ -118,7 +106,7 @@ describe("with the executor", () => {
       expect(done.nodes[nodeId]).toMatchObject({ status: "SUCCESS", reused: true, startedAt: failed.nodes[nodeId].startedAt });
     }
     expect(done.nodes.out.reused).toBeUndefined();
-    expect(resend.emails().map((e) => e.to).flat().sort()).toEqual([...addresses].sort());
+    expect(fixture.resend.emails().map((e) => e.to).flat().sort()).toEqual([...addresses].sort());
     // A retry of a SUCCESS run is refused.
     expect((await retry(token, res.body.runId)).body.code).toBe("run_not_failed");
   });
@@ -128,7 +116,7 @@ describe("with the executor", () => {
     const { workflowId } = await emailEveryRowWorkflow(id, 3000, "cancel");
     const first = (await enqueue(token, workflowId)).body.runId as string;
     const second = (await enqueue(token, workflowId)).body.runId as string;
-    await until("some emails out", async () => (resend.emails().length > 0 ? true : undefined));
+    await until("some emails out", async () => (fixture.resend.emails().length > 0 ? true : undefined));
     const asked = Date.now();
     const res = await cancel(token, first);
     expect(res.status).toBe(202);
@@ -140,7 +128,7 @@ describe("with the executor", () => {
     expect(Date.now() - asked).toBeLessThan(5000);
     expect(stopped.error).toBe("Cancelled");
     expect(stopped.nodes.out.status).toBe("SKIPPED");
-    const sentBefore = resend.emails().filter((e) => e.subject === "s").length;
+    const sentBefore = fixture.resend.emails().filter((e) => e.subject === "s").length;
     expect(sentBefore).toBeLessThan(3000);
     const next = await until("the next run to start", async () => {
       const run = (await getRun(token, second)).body;
@@ -163,6 +151,6 @@ describe("with the executor", () => {
     expect(nodes.t.status).toBe("SUCCESS");
     expect(nodes.src.status).toBe("SUCCESS");
     expect(nodes.out.status).toBe("SKIPPED");
-    expect(resend.emails().filter((e) => e.to.some((to) => to.startsWith("until")))).toHaveLength(0);
+    expect(fixture.resend.emails().filter((e) => e.to.some((to) => to.startsWith("until")))).toHaveLength(0);
   });
 });
