@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { OperationSpec } from "@/lib/http/openapi";
 import { paginationQuery } from "@/lib/http/pagination";
-import { EMAIL_ADDRESS } from "@/lib/services/suppressions/normalize-email";
+import { EMAIL_ADDRESS } from "./email-address";
 
 // CONTRACT 11: preview runs, the emails of a run, the suppression list, one-click unsubscribe, Resend's events.
 

@@ -1,6 +1,6 @@
 import "server-only";
 import { renderTemplate, renderTemplateString, TemplateError } from "@/lib/graph/templates";
-import { EMAIL_ADDRESS, normalizeEmail } from "@/lib/services/suppressions/normalize-email";
+import { EMAIL_ADDRESS, normalizeEmail } from "@/lib/schemas/email-address";
 import { unsubscribeUrl } from "@/lib/services/suppressions/unsubscribe-token";
 import { describe } from "../filter/execute";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";

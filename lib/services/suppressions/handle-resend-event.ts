@@ -6,7 +6,7 @@ import { getConfig } from "@/lib/config";
 import { AppError, notFound } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 import { addSuppressions } from "./add-suppressions";
-import { normalizeEmail } from "./normalize-email";
+import { normalizeEmail } from "@/lib/schemas/email-address";
 
 type ResendEvent = {
   type?: string;

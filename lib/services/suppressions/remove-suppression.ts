@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { suppressions } from "@/db/schema";
 import { notFound } from "@/lib/http/errors";
-import { normalizeEmail } from "./normalize-email";
+import { normalizeEmail } from "@/lib/schemas/email-address";
 
 /** Takes an address off the list: its workflow emails are sent again. */
 export async function removeSuppression(accountId: string, email: string): Promise<void> {
