@@ -8,52 +8,21 @@
  * Prints the figures. PostgreSQL only: the embedded PGlite admits one process, and its restart resumes every RUNNING
  * run at once by construction (test/faults/kill-mid-output.test.ts covers that path).
  */
-import { sql } from "drizzle-orm";
-import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execRows, getDb } from "@/db/client";
+import { describe, expect, it } from "vitest";
 import { createTestAccount } from "@/test/support/accounts";
-import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
 import { emailEveryRowWorkflow, enqueue } from "@/test/runs/helpers";
-import { startGate, waitFor, type Gate } from "./gate";
-import { startServerProcess, type ServerProcess } from "./server-process";
+import { waitFor } from "./gate";
+import { loadAverage, runRow, serverProcessFixture } from "./server-fixture";
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 const EMAILS = 5000;
 
-let resend: FakeResend;
-let gate: Gate;
-const processes: ServerProcess[] = [];
-
-beforeAll(async () => {
-  resend = await startFakeResend();
-  gate = await startGate(resend.url);
-});
-
-afterAll(async () => {
-  for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
-  await gate.close();
-  await resend.close();
-});
-
-function server(): ServerProcess {
-  const p = startServerProcess(gate.url, { EMAIL_RATE_PER_SECOND: "10" });
-  processes.push(p);
-  return p;
-}
-
-async function runRow(runId: string) {
-  const db = await getDb();
-  const [row] = await execRows<{ status: string; executor_key: number | null; heartbeat_at: string | null }>(
-    db,
-    sql`select status, executor_key, heartbeat_at::text from runs where id = ${runId}`,
-  );
-  return row;
-}
+const fixture = serverProcessFixture({ EMAIL_RATE_PER_SECOND: "10" });
+const server = () => fixture.start();
 
 /** Every address delivered exactly once, all of them. */
 function expectExactlyOnce(addresses: string[]) {
-  const delivered = resend.emails().map((e) => e.to[0]);
+  const delivered = fixture.resend.emails().map((e) => e.to[0]);
   const wanted = new Set(addresses);
   const mine = delivered.filter((to) => wanted.has(to));
   expect(mine).toHaveLength(addresses.length);
@@ -62,11 +31,9 @@ function expectExactlyOnce(addresses: string[]) {
 
 /** Epoch ms of the first email delivered after `count` were (polling the fake provider: an awaited event). */
 async function firstEmailAfter(count: number): Promise<number> {
-  await waitFor("the run to resume", () => resend.emails().length > count, 30_000);
+  await waitFor("the run to resume", () => fixture.resend.emails().length > count, 30_000);
   return Date.now();
 }
-
-const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
 describe.runIf(onPostgres)("recovery after kill -9 and after SIGTERM", () => {
   it("resumes within 5 s of the new process being ready, exactly once", async () => {
@@ -75,16 +42,16 @@ describe.runIf(onPostgres)("recovery after kill -9 and after SIGTERM", () => {
     const termed = await emailEveryRowWorkflow(id, 3000, "term");
 
     // 1. kill -9 mid-OUTPUT: 10 batches go through, the next ones are held, then the process dies.
-    gate.holdAfter(10);
+    fixture.gate.holdAfter(10);
     const first = server();
     await first.ready;
     const runId = (await enqueue(token, killed.workflowId)).body.runId as string;
-    await gate.waitForHeld(1, 30_000);
-    await waitFor("the forwarded batches", () => resend.emails().length >= 1000);
+    await fixture.gate.waitForHeld(1, 30_000);
+    await waitFor("the forwarded batches", () => fixture.resend.emails().length >= 1000);
     first.child.kill("SIGKILL");
     expect(await first.exited).toBe("SIGKILL");
-    await gate.release(); // the provider got them; the dead process never recorded it: the worst case for duplicates
-    const beforeRestart = resend.emails().length;
+    await fixture.gate.release(); // the provider got them; the dead process never recorded it: the worst case for duplicates
+    const beforeRestart = fixture.resend.emails().length;
     expect((await runRow(runId)).status).toBe("RUNNING");
 
     const second = server();
@@ -95,16 +62,16 @@ describe.runIf(onPostgres)("recovery after kill -9 and after SIGTERM", () => {
     expectExactlyOnce(killed.addresses);
 
     // 2. SIGTERM mid-run: handed back at the next batch boundary, resumed by the next process.
-    const sentBefore = resend.emails().length;
+    const sentBefore = fixture.resend.emails().length;
     const termRun = (await enqueue(token, termed.workflowId)).body.runId as string;
-    await waitFor("the second run to send", () => resend.emails().length >= sentBefore + 500, 30_000);
+    await waitFor("the second run to send", () => fixture.resend.emails().length >= sentBefore + 500, 30_000);
     const signalledAt = Date.now();
     second.child.kill("SIGTERM");
     const exitCode = await second.exited;
     const exitMs = Date.now() - signalledAt;
     const handedBack = await runRow(termRun);
     expect(handedBack).toMatchObject({ status: "RUNNING", executor_key: null, heartbeat_at: null });
-    const beforeThird = resend.emails().length;
+    const beforeThird = fixture.resend.emails().length;
     expect(beforeThird - sentBefore).toBeLessThan(3000);
 
     const third = server();
@@ -124,7 +91,7 @@ describe.runIf(onPostgres)("recovery after kill -9 and after SIGTERM", () => {
       "SIGTERM: resumed after ready (ms)": termResumedAt - thirdReady,
       "SIGTERM: emails before the signal": beforeThird - sentBefore,
     };
-    console.log(`recovery-restart (loadavg ${load()}):`);
+    console.log(`recovery-restart (loadavg ${loadAverage()}):`);
     console.table(figures);
     expect(resumedAt - readyAt).toBeLessThanOrEqual(5000);
     expect(termResumedAt - thirdReady).toBeLessThanOrEqual(5000);
