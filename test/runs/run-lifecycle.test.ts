@@ -1,29 +1,20 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
 import { GET as listRunsHandler } from "@/app/api/workflows/[workflowId]/runs/route";
 import { GET as nodeOutputHandler } from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/output/route";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
-import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { call } from "@/test/support/http";
-import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger } from "./helpers";
+import { enqueue, fakeResendForRuns, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, trigger } from "./helpers";
 
-let resend: FakeResend;
+const fixture = fakeResendForRuns();
 let executor: EmbeddedExecutor;
 
-beforeAll(async () => {
-  resend = await startFakeResend();
-  useResendTransport(resend.url);
+beforeAll(() => {
   executor = startTestExecutor();
 });
 
-afterAll(async () => {
-  await stopTestExecutor();
-  await resend.close();
-  clearResendTransport();
-});
-
-beforeEach(() => resend.reset());
+beforeEach(() => fixture.resend.reset());
 
 const reviewsGraph = (uploadId: string, expr = "rating >= 4") => ({
   nodes: [
@@ -74,12 +65,12 @@ describe("the spec's lifecycle: upload → workflow → run → poll → SUCCESS
     expect(run.completedAt).not.toBeNull();
     expect(run.logs.some((l: { message: string }) => l.message.startsWith("Run succeeded"))).toBe(true);
 
-    const sent = resend.emails().map((e) => ({ to: e.to, subject: e.subject, text: e.text }));
+    const sent = fixture.resend.emails().map((e) => ({ to: e.to, subject: e.subject, text: e.text }));
     expect(sent).toEqual([
       { to: ["ann@example.com"], subject: "Thanks Ann", text: "You rated us 5/5." },
       { to: ["cy@example.com"], subject: "Thanks Cy", text: "You rated us 4/5." },
     ]);
-    const batch = resend.requests.find((r) => r.path === "/emails/batch");
+    const batch = fixture.resend.requests.find((r) => r.path === "/emails/batch");
     expect(batch?.headers["idempotency-key"]).toBe(`${res.body.runId}:out:batch:0:2`);
   });
 
@@ -92,8 +83,8 @@ describe("the spec's lifecycle: upload → workflow → run → poll → SUCCESS
     expect(run.status).toBe("SUCCESS");
     expect(run.result).toEqual({ emailsSent: 150, filteredOut: 100, totalRows: 250, suppressed: 0, duplicates: 0 });
     // 100 emails per batch call, each email once.
-    expect(resend.requests.filter((r) => r.path === "/emails/batch").map((r) => (r.body as unknown[]).length).sort((a, b) => b - a)).toEqual([100, 50]);
-    expect(new Set(resend.emails().map((e) => e.to[0])).size).toBe(150);
+    expect(fixture.resend.requests.filter((r) => r.path === "/emails/batch").map((r) => (r.body as unknown[]).length).sort((a, b) => b - a)).toEqual([100, 50]);
+    expect(new Set(fixture.resend.emails().map((e) => e.to[0])).size).toBe(150);
     expect(run.nodes.src.outputTruncated).toBe(true);
     expect(run.nodes.src.output.rows).toHaveLength(100);
     expect(run.nodes.src.output.rowCount).toBe(250);
@@ -140,7 +131,7 @@ describe("the spec's lifecycle: upload → workflow → run → poll → SUCCESS
     expect(second.body.runId).toBe(first.body.runId);
     expect(third.body.runId).not.toBe(first.body.runId);
     await executor.idle();
-    expect(resend.emails()).toHaveLength(2);
+    expect(fixture.resend.emails()).toHaveLength(2);
   });
 
   it("rate-limits enqueues per account with 429, Retry-After and RateLimit-* headers", async () => {

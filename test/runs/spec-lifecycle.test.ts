@@ -1,25 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { POST as uploadHandler } from "@/app/api/uploads/route";
 import { POST as createWorkflowHandler } from "@/app/api/workflows/route";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
-import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { call } from "@/test/support/http";
-import { enqueue, getRun, startTestExecutor, stopTestExecutor } from "./helpers";
+import { enqueue, fakeResendForRuns, getRun, startTestExecutor } from "./helpers";
 
-let resend: FakeResend;
+const fixture = fakeResendForRuns();
 let executor: EmbeddedExecutor;
 
-beforeAll(async () => {
-  resend = await startFakeResend();
-  useResendTransport(resend.url);
+beforeAll(() => {
   executor = startTestExecutor();
-});
-
-afterAll(async () => {
-  await stopTestExecutor();
-  await resend.close();
-  clearResendTransport();
 });
 
 describe("the spec's lifecycle through the real endpoints", () => {
@@ -78,7 +69,7 @@ describe("the spec's lifecycle through the real endpoints", () => {
       result: { emailsSent: 2, filteredOut: 1, totalRows: 3 },
     });
     expect(Object.values(run.nodes).map((n) => (n as { status: string }).status)).toEqual(["SUCCESS", "SUCCESS", "SUCCESS", "SUCCESS"]);
-    expect(resend.emails().map((e) => ({ to: e.to, subject: e.subject, html: e.html }))).toEqual([
+    expect(fixture.resend.emails().map((e) => ({ to: e.to, subject: e.subject, html: e.html }))).toEqual([
       { to: ["ann@example.com"], subject: "Thank you, Ann", html: "<p>You wrote: Great, really</p>" },
       { to: ["cy@example.com"], subject: "Thank you, Cy", html: "<p>You wrote: good</p>" },
     ]);
