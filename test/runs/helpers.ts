@@ -80,6 +80,21 @@ export async function runToEnd(executor: EmbeddedExecutor, token: string, workfl
 
 export const trigger = { id: "t", type: "TRIGGER", data: {} };
 
+/** TRIGGER → DATA_SOURCE (the upload) → FILTER `f` (`expr` on each row) → OUTPUT: one email to every kept row's `email`. */
+export const filteredEmailGraph = (uploadId: string, expr: string, email: { subject: string; body: string } = { subject: "s", body: "b" }): TestGraph => ({
+  nodes: [
+    trigger,
+    { id: "src", type: "DATA_SOURCE", data: { uploadId } },
+    { id: "f", type: "FILTER", data: { source: "{{src.rows}}", expr } },
+    { id: "out", type: "OUTPUT", data: { forEach: "{{f.items}}", to: "{{item.email}}", ...email } },
+  ],
+  edges: [
+    { source: "t", target: "src" },
+    { source: "src", target: "f" },
+    { source: "f", target: "out" },
+  ],
+});
+
 /** TRIGGER → DATA_SOURCE (the upload) → OUTPUT: one email to every row's `email`. */
 export const emailEveryRowGraph = (uploadId: string, email: { subject: string; body: string } = { subject: "s", body: "b" }): TestGraph => ({
   nodes: [

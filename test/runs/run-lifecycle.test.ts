@@ -5,7 +5,7 @@ import { GET as nodeOutputHandler } from "@/app/api/workflows/runs/[runId]/nodes
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
-import { enqueue, fakeResendForRuns, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, trigger } from "./helpers";
+import { enqueue, fakeResendForRuns, filteredEmailGraph, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor } from "./helpers";
 
 const fixture = fakeResendForRuns();
 let executor: EmbeddedExecutor;
@@ -16,23 +16,8 @@ beforeAll(() => {
 
 beforeEach(() => fixture.resend.reset());
 
-const reviewsGraph = (uploadId: string, expr = "rating >= 4") => ({
-  nodes: [
-    trigger,
-    { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-    { id: "f", type: "FILTER", data: { source: "{{src.rows}}", expr } },
-    {
-      id: "out",
-      type: "OUTPUT",
-      data: { forEach: "{{f.items}}", to: "{{item.email}}", subject: "Thanks {{item.name}}", body: "You rated us {{item.rating}}/5." },
-    },
-  ],
-  edges: [
-    { source: "t", target: "src" },
-    { source: "src", target: "f" },
-    { source: "f", target: "out" },
-  ],
-});
+const reviewsGraph = (uploadId: string, expr = "rating >= 4") =>
+  filteredEmailGraph(uploadId, expr, { subject: "Thanks {{item.name}}", body: "You rated us {{item.rating}}/5." });
 
 describe("the spec's lifecycle: upload → workflow → run → poll → SUCCESS", () => {
   it("sends exactly the right emails with the right rendered text", async () => {

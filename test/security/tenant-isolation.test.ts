@@ -30,7 +30,7 @@ import * as suppressionRoute from "@/app/api/suppressions/[email]/route";
 import * as suppressionsRoute from "@/app/api/suppressions/route";
 import { createTestAccount } from "@/test/support/accounts";
 import { call, type CallOptions, type CallResult } from "@/test/support/http";
-import { startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
+import { filteredEmailGraph, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 
 type Account = Awaited<ReturnType<typeof createTestAccount>>;
 type Ids = { workflowId: string; runId: string; uploadId: string; webhookId: string; nodeId: string; hookId: string; tusId: string };
@@ -192,19 +192,7 @@ async function createEverything(owner: Account): Promise<Ids> {
   form.append("file", new File(["name,email,rating\nAda,ada@example.com,5\nBob,bob@example.com,2\n"], "people.csv", { type: "text/csv" }));
   const upload = await must(call(uploadsRoute.POST, { body: form, token: owner.token }), 201);
   const uploadId = upload.body.uploadId;
-  const graph = {
-    nodes: [
-      { id: "t", type: "TRIGGER", data: {} },
-      { id: "src", type: "DATA_SOURCE", data: { uploadId } },
-      { id: "f", type: "FILTER", data: { source: "{{src.rows}}", expr: "rating >= 4" } },
-      { id: "out", type: "OUTPUT", data: { forEach: "{{f.items}}", to: "{{item.email}}", subject: "Hi {{item.name}}", body: "Hello" } },
-    ],
-    edges: [
-      { source: "t", target: "src" },
-      { source: "src", target: "f" },
-      { source: "f", target: "out" },
-    ],
-  };
+  const graph = filteredEmailGraph(uploadId, "rating >= 4", { subject: "Hi {{item.name}}", body: "Hello" });
   const workflow = await must(call(workflowsRoute.POST, { json: { name: "Secret", graph }, token: owner.token }), 201);
   const workflowId = workflow.body.id;
   const executor = startTestExecutor(1);
