@@ -15,12 +15,13 @@
  * loaded machine mean little: read them beside the load).
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
 import { benchDb, benchEnv, benchExit } from "./bench-support";
+import { api, registerThroughApi, startServer, stopServer, treeCpuMs, treeRss, uploadCsv } from "./server-support";
 
 const { values: args } = parseArgs({
   options: { rows: { type: "string", default: process.env.BENCH_ROWS ?? "100000" }, port: { type: "string", default: "3700" }, interval: { type: "string", default: "100" } },
@@ -94,80 +95,9 @@ function request(method, path, auth) {
 })().catch((error) => { console.error(error); process.exit(1); });
 `;
 
-/** utime + stime of a process and its descendants, in ms (clock ticks are 100/s). */
-function treeCpuMs(pid: number): number {
-  let total = 0;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    total += (Number(fields[11]) + Number(fields[12])) * 10;
-    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) total += treeCpuMs(Number(child));
-  } catch {
-    // the process ended
-  }
-  return total;
-}
-
-function treeRss(pid: number): number {
-  let total = 0;
-  try {
-    total += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
-    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) total += treeRss(Number(child));
-  } catch {
-    // the process ended
-  }
-  return total;
-}
-
-async function startServer(dataDir: string, resend: FakeResend) {
-  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(PORT), "-H", "127.0.0.1"], {
-    env: {
-      ...process.env,
-      NODE_ENV: "production",
-      DATA_DIR: dataDir,
-      APP_URL: BASE,
-      LOG_LEVEL: "error",
-      RESEND_API_KEY: "re_bench",
-      RESEND_BASE_URL: resend.url,
-      // The fake has no rate limit: pacing is lifted (test/faults/send-pacing.test.ts measures it), like run-pipeline.
-      EMAIL_RATE_PER_SECOND: "100000",
-      EMAIL_DAILY_QUOTA: "100000000",
-      RUN_RATE_LIMIT_PER_MINUTE: "100000000",
-      AUTH_SECRET: process.env.AUTH_SECRET ?? "bench-secret-bench-secret-bench-secret-0123",
-    },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  for (let i = 0; i < 600; i++) {
-    if (await fetch(`${BASE}/api/health`).then((r) => r.ok, () => false)) return child;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  child.kill();
-  throw new Error("the server did not become healthy");
-}
-
-async function api(method: string, p: string, body: unknown, token?: string) {
-  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-  const init: RequestInit = { method, headers };
-  if (body instanceof FormData) init.body = body;
-  else if (body !== undefined) {
-    headers["content-type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  const res = await fetch(`${BASE}${p}`, init);
-  if (!res.ok) throw new Error(`${method} ${p} answered ${res.status}: ${await res.text()}`);
-  return res.json() as Promise<Record<string, unknown>>;
-}
-
 async function setUp(resend: FakeResend) {
-  const email = `bench-${Date.now().toString(36)}@example.com`;
-  await api("POST", "/api/auth/register", { email, password: `Bench freeze ${Math.random().toString(36).slice(2)} horse`, fullName: "Bench" });
-  const otp = /code: (\d{6})/.exec(resend.emailsTo(email).at(-1)?.subject ?? "")?.[1];
-  if (!otp) throw new Error("no code in the fake Resend's emails");
-  const token = (await api("POST", "/api/auth/verify-email", { email, otp })).accessToken as string;
-  const upload = async (csv: string) => {
-    const form = new FormData();
-    form.append("file", new Blob([csv], { type: "text/csv" }), "bench.csv");
-    return (await api("POST", "/api/uploads", form, token)).uploadId as string;
-  };
+  const token = await registerThroughApi(BASE, resend, "freeze");
+  const upload = (csv: string) => uploadCsv(BASE, token, csv);
   const lines = ["name,email,rating,comment"];
   for (let i = 0; i < ROWS; i++) lines.push(`Person ${i},person${i}@example.com,${(i % 5) + 1},Lorem ipsum dolor sit amet`);
   const big = await upload(lines.join("\n") + "\n");
@@ -176,6 +106,7 @@ async function setUp(resend: FakeResend) {
   const workflow = async (name: string, uploadId: string, expr: string, subject: string, body: string) =>
     (
       await api(
+        BASE,
         "POST",
         "/api/workflows",
         {
@@ -229,7 +160,7 @@ async function main() {
   const driver = process.env.DATABASE_URL ? (await benchDb()).driver : "pglite";
   mkdirSync("/tmp/e-data", { recursive: true });
   const dataDir = mkdtempSync(path.join(process.env.BENCH_TMP ?? os.tmpdir(), "flowmail-freeze-"));
-  const server = await startServer(dataDir, resend);
+  const server = await startServer(PORT, dataDir, resend);
   let ok = false;
   try {
     const { token, bigWorkflow, tinyWorkflow } = await setUp(resend);
@@ -257,8 +188,7 @@ async function main() {
     console.log(`  load average (1/5/15 min): before ${loadBefore}, after ${load()}`);
     ok = report.run.status === "SUCCESS" && Object.keys(report.statuses).every((k) => / (200|202)$/.test(k));
   } finally {
-    server.kill("SIGTERM");
-    await new Promise((r) => server.once("exit", r));
+    await stopServer(server);
     await resend.close();
     rmSync(dataDir, { recursive: true, force: true });
   }

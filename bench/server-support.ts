@@ -1,0 +1,98 @@
+// Shared by the benchmarks that drive a production server (`next start` of a build in NEXT_DIST_DIR) over HTTP:
+// start it against a local fake Resend, register through the API, upload, read the process tree's CPU and RSS.
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import type { FakeResend } from "@/test/support/fake-resend";
+
+export const loadAverage = () => os.loadavg().map((l) => l.toFixed(2)).join(" ");
+
+/** utime + stime of a process and its descendants, in ms (clock ticks are 100/s). */
+export function treeCpuMs(pid: number): number {
+  let total = 0;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    total += (Number(fields[11]) + Number(fields[12])) * 10;
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) total += treeCpuMs(Number(child));
+  } catch {
+    // the process ended
+  }
+  return total;
+}
+
+/** Resident memory of a process and its descendants, in bytes. */
+export function treeRss(pid: number): number {
+  let total = 0;
+  try {
+    total += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) total += treeRss(Number(child));
+  } catch {
+    // the process ended
+  }
+  return total;
+}
+
+/** `next start` on 127.0.0.1:port with DATA_DIR, sending through the fake Resend with pacing and quotas lifted. */
+export async function startServer(port: number, dataDir: string, resend: FakeResend, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      DATA_DIR: dataDir,
+      APP_URL: base,
+      LOG_LEVEL: "error",
+      RESEND_API_KEY: "re_bench",
+      RESEND_BASE_URL: resend.url,
+      // The fake has no rate limit: pacing is lifted (test/faults/send-pacing.test.ts measures it).
+      EMAIL_RATE_PER_SECOND: "100000",
+      EMAIL_DAILY_QUOTA: "100000000",
+      RUN_RATE_LIMIT_PER_MINUTE: "100000000",
+      AUTH_SECRET: process.env.AUTH_SECRET ?? "bench-secret-bench-secret-bench-secret-0123",
+      ...extraEnv,
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  for (let i = 0; i < 600; i++) {
+    if (await fetch(`${base}/api/health`).then((r) => r.ok, () => false)) return child;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill();
+  throw new Error("the server did not become healthy");
+}
+
+export async function stopServer(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null) return;
+  server.kill("SIGTERM");
+  await new Promise((r) => server.once("exit", r));
+}
+
+/** A JSON (or multipart) call that must succeed; answers the parsed body. */
+export async function api(base: string, method: string, p: string, body: unknown, token?: string) {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const init: RequestInit = { method, headers };
+  if (body instanceof FormData) init.body = body;
+  else if (body !== undefined) {
+    headers["content-type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(`${base}${p}`, init);
+  if (!res.ok) throw new Error(`${method} ${p} answered ${res.status}: ${await res.text()}`);
+  return res.json() as Promise<Record<string, unknown>>;
+}
+
+/** Registers a fresh account through the API (the code read from the fake Resend) and answers its access token. */
+export async function registerThroughApi(base: string, resend: FakeResend, label: string): Promise<string> {
+  const email = `bench-${label}-${Date.now().toString(36)}@example.com`;
+  await api(base, "POST", "/api/auth/register", { email, password: `Bench ${label} ${Math.random().toString(36).slice(2)} horse`, fullName: "Bench" });
+  const otp = /code: (\d{6})/.exec(resend.emailsTo(email).at(-1)?.subject ?? "")?.[1];
+  if (!otp) throw new Error("no code in the fake Resend's emails");
+  return (await api(base, "POST", "/api/auth/verify-email", { email, otp })).accessToken as string;
+}
+
+/** Uploads a CSV text through `POST /api/uploads`; answers the upload id. */
+export async function uploadCsv(base: string, token: string, csv: string): Promise<string> {
+  const form = new FormData();
+  form.append("file", new Blob([csv], { type: "text/csv" }), "bench.csv");
+  return (await api(base, "POST", "/api/uploads", form, token)).uploadId as string;
+}

@@ -1,0 +1,176 @@
+/**
+ * Tiny-run throughput (issue 18, target 2), over HTTP against the production server (`next start` of a build in
+ * NEXT_DIST_DIR). 20 workflows TRIGGER → DATA_SOURCE (a 1-row upload) → OUTPUT (to a local fake Resend, pacing
+ * lifted) are made through the API; after one warm-up run each, 2,000 runs are enqueued by 32 concurrent clients
+ * (POST /api/workflows/:id/run, keep-alive), and the clock stops when the fake Resend has received all 2,000 emails
+ * and `GET /api/runs?status=PENDING|RUNNING` are both empty (polled every 50 ms by one extra client). Then every run
+ * must be SUCCESS (GET /api/runs?status=FAILED is empty) and each address got exactly one email per run.
+ *
+ *   NEXT_DIST_DIR=.next-x AUTH_SECRET=… npx next build       (once; then `git checkout tsconfig.json`)
+ *   NEXT_DIST_DIR=.next-x npx tsx --conditions=react-server --tsconfig tsconfig.json bench/tiny-runs.ts [--runs 2000] [--port 3960]
+ *     (DATABASE_URL set: a fresh database on that PostgreSQL server; unset: the server's embedded PGlite)
+ *
+ * Prints runs/s (first enqueue → all finished), the server process tree's CPU per run, and on PostgreSQL the
+ * server's backends' CPU per run (all `postgres` processes of the machine, read from /proc: run it on a quiet
+ * machine) and transactions per run (pg_stat_database.xact_commit + xact_rollback of the bench database; each
+ * statement outside a transaction is one). Targets: ≥ 400 runs/s PostgreSQL, ≥ 150 runs/s PGlite, ≤ 2 ms app CPU/run.
+ * The last line is `BENCH_JSON {…}` for bench/compare.ts.
+ */
+import http from "node:http";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import postgres from "postgres";
+import { startFakeResend } from "@/test/support/fake-resend";
+import { benchDb, benchEnv, benchExit } from "./bench-support";
+import { api, loadAverage, registerThroughApi, startServer, stopServer, treeCpuMs, uploadCsv } from "./server-support";
+
+const { values: args } = parseArgs({
+  options: {
+    runs: { type: "string", default: "2000" },
+    workflows: { type: "string", default: "20" },
+    clients: { type: "string", default: "32" },
+    port: { type: "string", default: "3960" },
+  },
+});
+const RUNS = Number(args.runs);
+const WORKFLOWS = Number(args.workflows);
+const CLIENTS = Number(args.clients);
+const PORT = Number(args.port);
+const BASE = `http://127.0.0.1:${PORT}`;
+const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS + 2 });
+
+function request(method: string, p: string, token: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: "127.0.0.1", port: PORT, path: p, method, agent, headers: { authorization: `Bearer ${token}`, "content-length": "0" } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** CPU (ms) of every `postgres` process on this machine. */
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (!stat.includes("(postgres)")) continue;
+      const fields = stat.split(") ")[1].split(" ");
+      total += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return total;
+}
+
+async function main() {
+  benchEnv();
+  const resend = await startFakeResend();
+  const onPostgres = Boolean(process.env.DATABASE_URL);
+  if (onPostgres) await benchDb();
+  const driver = onPostgres ? "postgres" : "pglite";
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "flowmail-tiny-runs-"));
+  const server = await startServer(PORT, dataDir, resend);
+  const stats = onPostgres ? postgres(process.env.DATABASE_URL!, { max: 1 }) : undefined;
+  const transactions = async () => {
+    if (!stats) return NaN;
+    const [row] = await stats`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`;
+    return Number(row.n);
+  };
+  let ok = false;
+  try {
+    const token = await registerThroughApi(BASE, resend, "tiny");
+    const uploadId = await uploadCsv(BASE, token, "email,name\nreader@example.com,Reader\n");
+    const workflowIds: string[] = [];
+    for (let w = 0; w < WORKFLOWS; w++) {
+      const graph = {
+        nodes: [
+          { id: "t", type: "TRIGGER", position: { x: 0, y: 0 }, data: {} },
+          { id: "src", type: "DATA_SOURCE", position: { x: 200, y: 0 }, data: { uploadId } },
+          { id: "out", type: "OUTPUT", position: { x: 400, y: 0 }, data: { forEach: "{{src.rows}}", to: `w${w}-{{item.email}}`, subject: "Hi {{item.name}}", body: "Tiny run.", dedupe: false } },
+        ],
+        edges: [
+          { source: "t", target: "src" },
+          { source: "src", target: "out" },
+        ],
+      };
+      workflowIds.push((await api(BASE, "POST", "/api/workflows", { name: `tiny ${w}`, graph }, token)).id as string);
+    }
+    const finished = async () => {
+      for (const status of ["PENDING", "RUNNING"]) {
+        const page = JSON.parse((await request("GET", `/api/runs?status=${status}&limit=1`, token)).body) as { items: unknown[] };
+        if (page.items.length > 0) return false;
+      }
+      return true;
+    };
+    const waitFinished = async (emails: number) => {
+      for (;;) {
+        if (resend.emails().length >= emails && (await finished())) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    // Warm-up: one run per workflow (compiles the routes' code paths, fills the caches).
+    const emailsBefore = resend.emails().length;
+    await Promise.all(workflowIds.map((id) => request("POST", `/api/workflows/${id}/run`, token)));
+    await waitFinished(emailsBefore + WORKFLOWS);
+
+    const baseEmails = resend.emails().length;
+    const load0 = loadAverage();
+    const app0 = treeCpuMs(server.pid!);
+    const pg0 = onPostgres ? postgresCpuMs() : NaN;
+    const tx0 = await transactions();
+    const started = performance.now();
+    let next = 0;
+    let refused = 0;
+    let enqueueDone = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (next < RUNS) {
+          const i = next++;
+          const answer = await request("POST", `/api/workflows/${workflowIds[i % WORKFLOWS]}/run`, token);
+          if (answer.status !== 202) refused++;
+        }
+        enqueueDone = performance.now();
+      }),
+    );
+    await waitFinished(baseEmails + RUNS - refused);
+    const seconds = (performance.now() - started) / 1000;
+    const appMs = treeCpuMs(server.pid!) - app0;
+    const pgMs = onPostgres ? postgresCpuMs() - pg0 : NaN;
+    const tx = (await transactions()) - tx0;
+    const failed = (JSON.parse((await request("GET", `/api/runs?status=FAILED&limit=100`, token)).body) as { items: unknown[] }).items.length;
+    const sent = resend.emails().length - baseEmails;
+    const rate = RUNS / seconds;
+    const perRun = (x: number) => (Number.isFinite(x) ? (x / RUNS).toFixed(2) : "n/a");
+    const target = onPostgres ? 400 : 150;
+    console.log(
+      `tiny-runs: driver=${driver} runs=${RUNS} workflows=${WORKFLOWS} clients=${CLIENTS} refused=${refused} failed=${failed} emails=${sent} ` +
+        `time=${seconds.toFixed(2)}s (enqueues done at ${((enqueueDone - started) / 1000).toFixed(2)}s) rate=${rate.toFixed(0)} runs/s (target ≥ ${target}) ` +
+        `appCPU=${perRun(appMs)} ms/run (target ≤ 2) postgresCPU=${perRun(pgMs)} ms/run transactions=${perRun(tx)}/run load=${load0} → ${loadAverage()}`,
+    );
+    console.log(
+      `BENCH_JSON ${JSON.stringify({ bench: "tiny-runs", driver, runs: RUNS, seconds, runsPerSecond: rate, appCpuMsPerRun: appMs / RUNS, postgresCpuMsPerRun: onPostgres ? pgMs / RUNS : null, transactionsPerRun: onPostgres ? tx / RUNS : null, failed, refused, load: loadAverage() })}`,
+    );
+    ok = refused === 0 && failed === 0 && sent === RUNS;
+  } finally {
+    agent.destroy();
+    await stats?.end();
+    await stopServer(server);
+    await resend.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  await benchExit(ok ? 0 : 1);
+}
+
+main().catch(async (error: unknown) => {
+  console.error(error);
+  await benchExit(1);
+});
