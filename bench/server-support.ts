@@ -33,9 +33,16 @@ export function treeRss(pid: number): number {
 }
 
 /** `next start` on 127.0.0.1:port with DATA_DIR, sending through the fake Resend with pacing and quotas lifted. */
-export async function startServer(port: number, dataDir: string, resend: FakeResend, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
+export async function startServer(
+  port: number,
+  dataDir: string,
+  resend: { url: string },
+  extraEnv: Record<string, string> = {},
+  cwd = process.cwd(),
+): Promise<ChildProcess> {
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
+    cwd,
     env: {
       ...process.env,
       NODE_ENV: "production",
