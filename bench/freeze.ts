@@ -186,6 +186,7 @@ async function main() {
     console.log(`  ${report.slow.length} answers over 100 ms; the slowest, by when they were sent (from the enqueue): ${slow || "none"}`);
     console.log(`  answers: ${Object.entries(report.statuses).map(([k, n]) => `${k}×${n}`).join(", ")}`);
     console.log(`  load average (1/5/15 min): before ${loadBefore}, after ${load()}`);
+    console.log(`BENCH_JSON ${JSON.stringify({ bench: "freeze", driver, rows: ROWS, status: report.run.status, runSeconds, peakRssMb: Math.round(peakRss / 2 ** 20), stats: report.stats, load: load() })}`);
     ok = report.run.status === "SUCCESS" && Object.keys(report.statuses).every((k) => / (200|202)$/.test(k));
   } finally {
     await stopServer(server);

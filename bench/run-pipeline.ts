@@ -87,6 +87,9 @@ async function main() {
       `(targets: ≤ 3 s PostgreSQL / ≤ 6 s PGlite, first email ≤ 1 s, peak RSS ≤ 512 MB PostgreSQL / ≤ 600 MB PGlite)`,
   );
   console.log(`  phases (wall ms; batches summed over ${BATCHES_IN_PARALLEL_NOTE}): ${[...phases].map(([k, ms]) => `${k}=${Math.round(ms)}`).join(" ")}`);
+  console.log(
+    `BENCH_JSON ${JSON.stringify({ bench: "run-pipeline", driver, rows: ROWS, status: finished.status, delivered, seconds, firstEmailMs, peakRssMb: mb(peak), load: os.loadavg()[0] })}`,
+  );
   await benchExit(finished.status === "SUCCESS" && delivered === Math.round(ROWS * 0.4) ? 0 : 1);
 }
 
