@@ -61,7 +61,7 @@ export const sendingOperations: OperationSpec[] = [
   },
   {
     method: "post", path: "/api/workflows/runs/:runId/send", operationId: "sendPreview", tag, auth: true,
-    summary: "Send exactly what a SUCCESS preview rendered (a new live run reusing the preview's node outputs)",
+    summary: "Send exactly what a SUCCESS preview of the whole workflow rendered (a new live run reusing the preview's node outputs); 409 for a live run, an unfinished or failed preview, a preview already sent, or a `until` (test this node) preview",
     responses: {
       202: {
         description: "The live run, enqueued",

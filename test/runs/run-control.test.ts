@@ -6,6 +6,7 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { GET as listAccountRunsHandler } from "@/app/api/runs/route";
 import { POST as cancelHandler } from "@/app/api/workflows/runs/[runId]/cancel/route";
 import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
+import { POST as sendHandler } from "@/app/api/workflows/runs/[runId]/send/route";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
 import { enqueueRun } from "@/lib/services/runs/enqueue-run";
@@ -152,5 +153,22 @@ describe("with the executor", () => {
     expect(nodes.src.status).toBe("SUCCESS");
     expect(nodes.out.status).toBe("SKIPPED");
     expect(fixture.resend.emails().filter((e) => e.to.some((to) => to.startsWith("until")))).toHaveLength(0);
+  });
+
+  it("a preview made with `until` cannot be sent: 409, no run derived, nothing sent", async () => {
+    const { id, token } = await createTestAccount();
+    const { workflowId } = await emailEveryRowWorkflow(id, 2, "untilsend");
+    const { run } = await enqueueRun(id, workflowId, undefined, { mode: "preview", untilNodeId: "src" });
+    await until("the preview", async () => {
+      const view = await getRunView(id, run.runId, "map");
+      return view.status === "SUCCESS" || view.status === "FAILED" ? view : undefined;
+    });
+    const send = await call(sendHandler, { method: "POST", path: `/api/workflows/runs/${run.runId}/send`, token, params: { runId: run.runId } });
+    expect(send.status).toBe(409);
+    expect(send.body).toMatchObject({ code: "conflict" });
+    expect(send.body.detail).toContain('tested node "src" only');
+    const runs = await call(listAccountRunsHandler, { path: `/api/runs?workflowId=${workflowId}`, token });
+    expect(runs.body.items.map((r: { runId: string }) => r.runId)).toEqual([run.runId]);
+    expect(fixture.resend.emails().filter((e) => e.to.some((to) => to.startsWith("untilsend")))).toHaveLength(0);
   });
 });

@@ -13,6 +13,8 @@ export type SourceRun = {
   workflowId: string;
   status: RunStatus;
   mode: RunMode;
+  /** A "test this node" preview's node (`until`): only it and its ancestors ran. */
+  untilNodeId: string | null;
   /** Outputs dropped by RUN_OUTPUT_RETENTION_DAYS: nothing can be reused any more. */
   outputsExpired: boolean;
 };
@@ -69,6 +71,7 @@ type SourceRow = {
   workflow_id: string;
   status: RunStatus;
   mode: RunMode;
+  until_node_id: string | null;
   graph: { nodes?: GraphNode[] };
   chain_root_id: string | null;
   outputs_expired_at: string | null;
@@ -81,7 +84,7 @@ async function deriveIn(db: Db, options: DeriveRunOptions): Promise<DerivedRun> 
   // The row lock serializes two derivations of one source, so `once` holds under concurrent requests.
   const [source] = await execRows<SourceRow>(
     db,
-    sql`select r.id, r.workflow_id, r.status, r.mode, r.graph, r.chain_root_id, r.outputs_expired_at::text,
+    sql`select r.id, r.workflow_id, r.status, r.mode, r.until_node_id, r.graph, r.chain_root_id, r.outputs_expired_at::text,
           exists (select 1 from workflows w where w.id = r.workflow_id and w.deleted_at is null) as workflow_alive,
           (select d.id from runs d where d.${sql.raw(link)} = r.id limit 1) as derived
         from runs r where r.id = ${options.sourceRunId} and r.account_id = ${options.accountId}
@@ -93,6 +96,7 @@ async function deriveIn(db: Db, options: DeriveRunOptions): Promise<DerivedRun> 
     workflowId: source.workflow_id,
     status: source.status,
     mode: source.mode,
+    untilNodeId: source.until_node_id,
     outputsExpired: source.outputs_expired_at !== null,
   });
   if (options.once && source.derived) throw options.once;
