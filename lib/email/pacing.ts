@@ -19,10 +19,27 @@ export const pacingPolicy = {
   retryJitterMs: 100,
 };
 
-/** Waits until this caller may make one provider call. */
-export async function acquireSendSlot(db: Db, key: string, ratePerSecond: number): Promise<void> {
+/**
+ * Waits until this caller may make one provider call. A long wait (every sender held by a provider's Retry-After)
+ * is cut short when `shouldStop` says so (a cancel): the answer is then false and the slot goes unused.
+ */
+export async function acquireSendSlot(db: Db, key: string, ratePerSecond: number, shouldStop?: () => Promise<boolean>): Promise<boolean> {
   const waitMs = await takeSlot(db, key, ratePerSecond);
-  if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+  return waitUnlessStopped(waitMs, shouldStop);
+}
+
+/** How often a long wait asks whether to stop. */
+export const STOP_CHECK_MS = 500;
+
+/** Sleeps `ms`, asking `shouldStop` every STOP_CHECK_MS; answers false when it stopped early, true otherwise. */
+export async function waitUnlessStopped(ms: number, shouldStop?: () => Promise<boolean>): Promise<boolean> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const left = until - Date.now();
+    if (left <= 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, shouldStop ? Math.min(left, STOP_CHECK_MS) : left));
+    if (shouldStop && Date.now() < until && (await shouldStop())) return false;
+  }
 }
 
 /** Takes the next slot and returns how many milliseconds from now it starts. */

@@ -153,9 +153,9 @@ async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNo
     const settled = await Promise.allSettled(
       group.map((batch) =>
         step.run(`node:${node.id}:batch:${batch}`, () =>
-          guard(deps.db, run, node, async (rt) => {
-            await executor.runBatch!(node, rt, batch);
-            return { status: "RUNNING" };
+          guard(deps.db, run, node, async (rt): Promise<NodeSummary> => {
+            const stopped = (await executor.runBatch!(node, rt, batch)) === "stopped";
+            return { status: stopped ? "STOPPED" : "RUNNING" };
           }),
         ),
       ),
@@ -165,6 +165,8 @@ async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNo
     const summaries = settled.map((s) => (s as PromiseFulfilledResult<NodeSummary>).value);
     const failed = summaries.find((s) => s.status === "FAILED");
     if (failed) return failed;
+    // A batch cut short while it waited (a cancel during a long Retry-After): stop now, even after the last group.
+    if (summaries.some((s) => s.status === "STOPPED")) return { status: "STOPPED", stop: (await stopReason(deps.db, run.runId, { fresh: true })) ?? "cancel" };
   }
   return step.run(`node:${node.id}:done`, () => guard(deps.db, run, node, async (rt) => finishNode(deps.db, run, node, await executor.complete!(node, rt))));
 }

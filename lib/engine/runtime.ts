@@ -6,6 +6,7 @@ import type { Graph, GraphNode } from "@/lib/graph/schema";
 import type { NodeRuntime, NodeState } from "@/lib/nodes/types";
 import { loadOutputs } from "./node-store";
 import { appendRunLog } from "./run-log";
+import { stopReason } from "./run-control";
 
 export type RunInfo = {
   runId: string;
@@ -85,6 +86,7 @@ export async function buildRuntime(db: Db, run: RunInfo, node: GraphNode): Promi
       ...(item ? { item: item.value, itemIndex: item.index } : {}),
     }),
     log: (level, message) => appendRunLog(db, run.runId, level, message, node.id),
+    shouldStop: async () => (await stopReason(db, run.runId)) !== null,
   };
 }
 

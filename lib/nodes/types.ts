@@ -29,6 +29,11 @@ export type NodeRuntime = {
   /** Context for rendering this node's `field` (per item in an OUTPUT node). */
   templateContext(field: string, item?: { value: unknown; index: number }): TemplateContext;
   log(level: LogLevel, message: string): Promise<void>;
+  /**
+   * Whether the run must stop now (a cancel was asked, or this process is handing its runs back): long waits inside a
+   * node (a provider's Retry-After, backoff) ask it every half second so a cancel stops the node within seconds.
+   */
+  shouldStop(): Promise<boolean>;
 };
 
 /** A finished node: its output is stored in Postgres; counters feed the run's `result`. */
@@ -44,7 +49,8 @@ export type BatchedOutcome = { kind: "batched"; batches: number };
 
 export interface NodeExecutor<T extends NodeType = NodeType> {
   execute(node: NodeOf<T>, runtime: NodeRuntime): Promise<NodeOutcome | BatchedOutcome>;
-  runBatch?(node: NodeOf<T>, runtime: NodeRuntime, batch: number): Promise<void>;
+  /** "stopped": the batch was not sent because the run must stop (runtime.shouldStop) while it waited. */
+  runBatch?(node: NodeOf<T>, runtime: NodeRuntime, batch: number): Promise<void | "stopped">;
   complete?(node: NodeOf<T>, runtime: NodeRuntime): Promise<NodeOutcome>;
 }
 

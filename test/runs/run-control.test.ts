@@ -2,7 +2,9 @@
  * Run control (CONTRACT 12): queue position, trigger, the account-wide list, cancel (PENDING and RUNNING), retry with
  * reuse, and the preview `until` skip rule, through the real route handlers and the embedded executor.
  */
+import { sql } from "drizzle-orm";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { getDb } from "@/db/client";
 import { GET as listAccountRunsHandler } from "@/app/api/runs/route";
 import { POST as cancelHandler } from "@/app/api/workflows/runs/[runId]/cancel/route";
 import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
@@ -138,6 +140,34 @@ describe("with the executor", () => {
     expect(next.status).not.toBe("PENDING");
     await cancel(token, second);
   });
+
+  // A provider that asks to wait a long time: the cancel must not wait for it (CONTRACT 12: stopped within 5 s).
+  for (const [label, status] of [["429 (the shared limiter holds every sender)", 429], ["503 with Retry-After (backoff)", 503]] as const) {
+    it(`cancels a run whose batch waits out a ${label} of 60 s, within 5 s, sending nothing`, async () => {
+      const { id, token } = await createTestAccount();
+      const prefix = `wait${status}`;
+      const { workflowId } = await emailEveryRowWorkflow(id, 3, prefix);
+      fixture.resend.failNext(1, status, 60);
+      const runId = (await enqueue(token, workflowId)).body.runId as string;
+      try {
+        await until("the provider's refusal", async () => (fixture.resend.requests.some((r) => r.status === status) ? true : undefined));
+        await new Promise((r) => setTimeout(r, 300)); // the batch is now waiting
+        const asked = Date.now();
+        expect((await cancel(token, runId)).status).toBe(202);
+        const stopped = await until("the cancel", async () => {
+          const run = (await getRun(token, runId)).body;
+          return run.status === "FAILED" ? run : undefined;
+        });
+        expect(Date.now() - asked).toBeLessThan(5000);
+        expect(stopped.error).toBe("Cancelled");
+        expect(stopped.nodes.out.status).toBe("SKIPPED");
+        expect(fixture.resend.emails().filter((e) => e.to.some((to) => to.startsWith(prefix)))).toHaveLength(0);
+      } finally {
+        // The 429 left the provider key's limiter holding every sender for 60 s: later tests must not wait for it.
+        await (await getDb()).execute(sql`delete from email_send_pacing`);
+      }
+    });
+  }
 
   it("a preview with `until` executes only that node and its ancestors", async () => {
     const { id } = await createTestAccount();

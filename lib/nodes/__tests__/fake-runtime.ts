@@ -18,5 +18,6 @@ export function fakeRuntime(outputs: Record<string, Record<string, unknown>>, sk
     nodeOutputs: () => outputs,
     templateContext: (field, item) => ({ node: state, nodeId: "n", field, ...(item ? { item: item.value, itemIndex: item.index } : {}) }),
     log: async () => {},
+    shouldStop: async () => false,
   };
 }

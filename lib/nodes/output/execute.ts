@@ -4,7 +4,7 @@ import { getEmailSender, type EmailSender } from "@/lib/email";
 import { NodeError, type NodeExecutor, type NodeOf, type NodeRuntime } from "../types";
 import { countByStatus, markSent, markUnsentFailed, pendingInRange, quotaUsage, recordEmails, reopenUnsent, writeProgress, type LedgerEmail, type LedgerKey } from "./ledger";
 import { forEachItems, outputData, renderAllEmails, renderEmail, unsubscribeHeaders, type RenderedEmail } from "./render-emails";
-import { sendBatchWithRetry, type SendContext } from "./send-with-retry";
+import { sendBatchWithRetry, SendStopped, type SendContext } from "./send-with-retry";
 
 export const EMAILS_PER_BATCH = 100;
 
@@ -72,6 +72,9 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
       );
       await markSent(rt.db, key, rt.runId, emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id })));
     } catch (error) {
+      // Cancelled (or handed back) while waiting to send: the batch stays pending; the engine stops the run before
+      // the next batch group (a retry of the run, or the process that resumes it, sends it).
+      if (error instanceof SendStopped) return "stopped";
       if (error instanceof NodeError) await markUnsentFailed(rt.db, key, error.message);
       throw error;
     }
@@ -117,6 +120,7 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, start
     db: rt.db,
     ratePerSecond: sender.name === "mailbox" ? (config.mailboxRatePerSecond ?? config.emailRatePerSecond) : config.emailRatePerSecond,
     deadline: (startedAtMs ?? Date.now()) + budgetMinutes * 60_000,
+    shouldStop: () => rt.shouldStop(),
     async quotaSentence(quota) {
       const { sent, total } = await progress();
       const provider = sender.name === "resend" ? "Resend" : "The email provider";

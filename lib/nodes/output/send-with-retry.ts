@@ -1,6 +1,6 @@
 import "server-only";
 import type { Db } from "@/db/client";
-import { acquireSendSlot, reportRateLimit } from "@/lib/email/pacing";
+import { acquireSendSlot, reportRateLimit, waitUnlessStopped } from "@/lib/email/pacing";
 import { EmailSendError, type EmailSender, type OutgoingEmail, type SendResult } from "@/lib/email/types";
 import { NodeError } from "../types";
 
@@ -12,7 +12,13 @@ export const retryPolicy = {
   maxAttempts: Number.POSITIVE_INFINITY,
 };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A wait before a send was cut short because the run must stop (cancel, hand-back): the batch stays unsent. */
+export class SendStopped extends Error {
+  constructor() {
+    super("The run was asked to stop while the batch waited to be sent");
+    this.name = "SendStopped";
+  }
+}
 
 export type SendContext = {
   db: Db;
@@ -24,17 +30,21 @@ export type SendContext = {
   quotaSentence: (quota: "daily" | "monthly") => Promise<string>;
   /** The sentence for a budget that ran out. */
   budgetSentence: (lastError: string) => Promise<string>;
+  /** Asked during long waits (Retry-After, backoff, a held limiter): true stops the wait with SendStopped. */
+  shouldStop?: () => Promise<boolean>;
 };
 
 /**
  * Sends one batch. A paced transport (Resend) takes a slot of the shared limiter before every call and feeds the
  * provider's rate-limit headers back to it. 429 waits Retry-After (shared by every sender of the key, plus jitter);
  * 5xx and network failures back off exponentially with full jitter; both go on until the node's send budget is spent.
- * A quota answer fails at once; any other refusal fails with the provider's (sanitised) message.
+ * A quota answer fails at once; any other refusal fails with the provider's (sanitised) message. Every wait asks
+ * `ctx.shouldStop` twice a second: a cancel during a long Retry-After throws SendStopped (nothing sent, the batch
+ * stays pending) so the engine stops the run at its next boundary within seconds (CONTRACT 12).
  */
 export async function sendBatchWithRetry(sender: EmailSender, emails: OutgoingEmail[], batchKey: string, ctx: SendContext): Promise<SendResult[]> {
   for (let attempt = 1; ; attempt++) {
-    if (sender.pacingKey) await acquireSendSlot(ctx.db, sender.pacingKey, ctx.ratePerSecond);
+    if (sender.pacingKey && !(await acquireSendSlot(ctx.db, sender.pacingKey, ctx.ratePerSecond, ctx.shouldStop))) throw new SendStopped();
     try {
       if (!sender.sendBatchDetailed) return await sender.sendBatch(emails, batchKey);
       const { results, rateLimit } = await sender.sendBatchDetailed(emails, batchKey);
@@ -57,7 +67,7 @@ export async function sendBatchWithRetry(sender: EmailSender, emails: OutgoingEm
       if (attempt >= retryPolicy.maxAttempts || Date.now() + wait > ctx.deadline) {
         throw new NodeError(await ctx.budgetSentence(error.message), { cause: error });
       }
-      await sleep(wait);
+      if (!(await waitUnlessStopped(wait, ctx.shouldStop))) throw new SendStopped();
     }
   }
 }
