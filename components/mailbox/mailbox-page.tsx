@@ -35,7 +35,7 @@ export function MailboxPage() {
       ) : items.length === 0 ? (
         <EmptyState testId="mailbox-empty" title="No emails yet" description="Register an account or run a workflow with an OUTPUT node — the emails appear here within a few seconds." />
       ) : (
-        <div className="grid gap-4 lg:grid-cols-[22rem_1fr]">
+        <div className="grid grid-cols-1 gap-4 lg:grid-cols-[22rem_minmax(0,1fr)]">
           <Card className="max-h-[70vh] overflow-auto">
             <ul className="divide-y divide-slate-100" data-testid="mailbox-list">
               {items.map((m) => (

@@ -42,7 +42,7 @@ export function RunPage({ runId }: { runId: string }) {
           </span>
         }
       />
-      <div className="grid gap-6 lg:grid-cols-[22rem_1fr]">
+      <div className="grid grid-cols-1 gap-6 lg:grid-cols-[22rem_minmax(0,1fr)]">
         <div className="space-y-6">
           <Card className="p-5">
             <RunSummaryCard run={run} />

@@ -47,16 +47,17 @@ export function RunsListPage() {
       ) : runs.length === 0 ? (
         <EmptyState title="No runs yet" description="Runs appear here when a workflow runs: by hand, on its schedule or from an inbound hook." testId="runs-empty" />
       ) : (
-        <Card>
+        <Card className="overflow-x-auto">
+          {/* On a phone: workflow, status and the actions; the origin and the figures fold away. */}
           <table className="w-full text-sm" data-testid="runs-table">
             <thead className="border-b border-slate-200 text-left text-xs text-slate-500">
               <tr>
                 <th className="px-4 py-2 font-medium">Workflow</th>
                 <th className="px-4 py-2 font-medium">Status</th>
-                <th className="px-4 py-2 font-medium">Started by</th>
-                <th className="px-4 py-2 font-medium">Queued</th>
-                <th className="px-4 py-2 font-medium">Took</th>
-                <th className="px-4 py-2 font-medium">Emails</th>
+                <th className="hidden px-4 py-2 font-medium sm:table-cell">Started by</th>
+                <th className="hidden px-4 py-2 font-medium md:table-cell">Queued</th>
+                <th className="hidden px-4 py-2 font-medium md:table-cell">Took</th>
+                <th className="hidden px-4 py-2 font-medium md:table-cell">Emails</th>
                 <th className="px-4 py-2" />
               </tr>
             </thead>
@@ -67,18 +68,18 @@ export function RunsListPage() {
                     <Link href={`/runs/${run.runId}`} className="font-medium text-slate-900 hover:text-brand-700">
                       {run.workflowName}
                     </Link>
-                    <div className="font-mono text-[11px] text-slate-400">{run.runId}</div>
+                    <div className="break-all font-mono text-[11px] text-slate-400">{run.runId}</div>
                   </td>
                   <td className="px-4 py-2">
                     <StatusBadge status={run.status} />
                     {run.error && <div className="max-w-xs truncate text-xs text-red-700" title={run.error}>{run.error}</div>}
                   </td>
-                  <td className="px-4 py-2">
+                  <td className="hidden px-4 py-2 sm:table-cell">
                     <RunOrigin run={run} />
                   </td>
-                  <td className="px-4 py-2 text-xs text-slate-600">{timeAgo(run.enqueuedAt)}</td>
-                  <td className="px-4 py-2 text-xs text-slate-600">{run.completedAt ? formatDuration(run.startedAt ?? run.enqueuedAt, run.completedAt) : "—"}</td>
-                  <td className="px-4 py-2 text-xs text-slate-600">{run.result ? run.result.emailsSent : "—"}</td>
+                  <td className="hidden px-4 py-2 text-xs text-slate-600 md:table-cell">{timeAgo(run.enqueuedAt)}</td>
+                  <td className="hidden px-4 py-2 text-xs text-slate-600 md:table-cell">{run.completedAt ? formatDuration(run.startedAt ?? run.enqueuedAt, run.completedAt) : "—"}</td>
+                  <td className="hidden px-4 py-2 text-xs text-slate-600 md:table-cell">{run.result ? run.result.emailsSent : "—"}</td>
                   <td className="px-4 py-2 text-right">
                     <RunActions run={run} onCancelled={refresh} />
                   </td>

@@ -110,7 +110,7 @@ export function WebhooksSection() {
           <Field label="Endpoint URL" error={error instanceof ApiError ? error.fieldError("url") : undefined}>
             {(id) => <Input id={id} value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/hooks/flowmail" data-testid="webhook-url" />}
           </Field>
-          <div className="flex items-center gap-4 text-sm">
+          <div className="flex flex-wrap items-center gap-x-4 gap-y-2 text-sm">
             {EVENTS.map((ev) => (
               <label key={ev} className="flex items-center gap-1.5">
                 <input type="checkbox" checked={events.includes(ev)} onChange={(e) => setEvents(e.target.checked ? [...events, ev] : events.filter((x) => x !== ev))} className="rounded border-slate-300 text-brand-600" />

@@ -45,8 +45,8 @@ export function SuppressionsPage() {
   return (
     <PageContainer>
       <PageHeader title="Suppressions" description="Workflow emails are never sent to these addresses. Unsubscribes, hard bounces and complaints land here by themselves." />
-      <div className="grid gap-6 lg:grid-cols-[1fr_20rem]">
-        <Card>
+      <div className="grid grid-cols-1 gap-6 lg:grid-cols-[minmax(0,1fr)_20rem]">
+        <Card className="min-w-0">
           <CardHeader title="Suppressed addresses" />
           <div className="space-y-3 p-5">
             <Input placeholder="Search addresses" value={search} onChange={(e) => setSearch(e.target.value)} aria-label="Search addresses" data-testid="suppressions-search" />

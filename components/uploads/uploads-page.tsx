@@ -30,8 +30,9 @@ export function UploadsPage() {
   return (
     <PageContainer wide>
       <PageHeader title="Uploads" description="CSV files your DATA_SOURCE nodes read. Every cell stays text; the first row names the columns." />
-      <div className="grid gap-6 lg:grid-cols-[20rem_1fr]">
-        <div className="space-y-4">
+      {/* grid-cols-1 (minmax(0, 1fr)) and min-w-0: a wide preview table scrolls inside its card instead of widening the page. */}
+      <div className="grid grid-cols-1 gap-6 lg:grid-cols-[20rem_minmax(0,1fr)]">
+        <div className="min-w-0 space-y-4">
           <CsvDropzone
             onUploaded={(upload) => {
               setSelected(upload.uploadId);
@@ -84,7 +85,7 @@ function UploadPreview({ id, onDelete }: { id: string; onDelete: () => void }) {
   if (isPending) return <PageSpinner />;
   if (error || !data) return <ErrorAlert error={error} />;
   return (
-    <Card data-testid="upload-preview">
+    <Card className="min-w-0" data-testid="upload-preview">
       <CardHeader
         title={<span data-testid="preview-filename">{data.filename}</span>}
         description={

@@ -71,30 +71,31 @@ export function WorkflowList() {
         />
       ) : (
         <Card className="overflow-x-auto">
-          <table className="min-w-full divide-y divide-slate-100 text-sm" data-testid="workflow-table">
+          {/* Version, nodes and "updated" fold away on a phone: the name, the last run and the actions stay. */}
+          <table className="w-full divide-y divide-slate-100 text-sm" data-testid="workflow-table">
             <thead className="bg-slate-50 text-left text-xs font-medium uppercase tracking-wide text-slate-500">
               <tr>
-                <th className="px-5 py-3">Name</th>
-                <th className="px-5 py-3">Version</th>
-                <th className="px-5 py-3">Nodes</th>
-                <th className="px-5 py-3">Last run</th>
-                <th className="px-5 py-3">Updated</th>
+                <th className="px-3 py-3 sm:px-5">Name</th>
+                <th className="hidden px-5 py-3 sm:table-cell">Version</th>
+                <th className="hidden px-5 py-3 sm:table-cell">Nodes</th>
+                <th className="px-3 py-3 sm:px-5">Last run</th>
+                <th className="hidden px-5 py-3 md:table-cell">Updated</th>
                 <th className="px-5 py-3"><span className="sr-only">Actions</span></th>
               </tr>
             </thead>
             <tbody className="divide-y divide-slate-100">
               {items.map((wf) => (
                 <tr key={wf.id} className="hover:bg-slate-50" data-testid="workflow-row">
-                  <td className="px-5 py-3">
+                  <td className="break-words px-3 py-3 sm:px-5">
                     <Link href={`/workflows/${wf.id}`} className="font-medium text-slate-900 hover:text-brand-700" data-testid="workflow-link">
                       {wf.name}
                     </Link>
                   </td>
-                  <td className="px-5 py-3 text-slate-600">v{wf.version}</td>
-                  <td className="px-5 py-3 text-slate-600">{wf.nodeCount}</td>
-                  <td className="px-5 py-3">
+                  <td className="hidden px-5 py-3 text-slate-600 sm:table-cell">v{wf.version}</td>
+                  <td className="hidden px-5 py-3 text-slate-600 sm:table-cell">{wf.nodeCount}</td>
+                  <td className="px-3 py-3 sm:px-5">
                     {wf.lastRun ? (
-                      <Link href={`/runs/${wf.lastRun.runId}`} className="inline-flex items-center gap-2">
+                      <Link href={`/runs/${wf.lastRun.runId}`} className="inline-flex flex-wrap items-center gap-x-2 gap-y-1">
                         <StatusBadge status={wf.lastRun.status} />
                         <span className="text-slate-500">{timeAgo(wf.lastRun.enqueuedAt)}</span>
                       </Link>
@@ -102,7 +103,7 @@ export function WorkflowList() {
                       <span className="text-slate-400">Never run</span>
                     )}
                   </td>
-                  <td className="px-5 py-3 text-slate-500">{timeAgo(wf.updatedAt)}</td>
+                  <td className="hidden px-5 py-3 text-slate-500 md:table-cell">{timeAgo(wf.updatedAt)}</td>
                   <td className="px-3 py-2 text-right">
                     <WorkflowActions workflow={wf} />
                   </td>
