@@ -72,8 +72,8 @@ function migrationsFingerprint(): string {
 }
 
 /**
- * A migrated PGlite data directory (a 40 MB tar). test/support/global-setup.ts builds it once per run if the
- * migrations changed; a file run without that setup builds it itself (two at once each write their own temporary
+ * A migrated PGlite data directory (a 26 MB tar, without the template databases). test/support/global-setup.ts
+ * builds it once per run if the migrations changed; a file run without that setup builds it itself (two at once each write their own temporary
  * file and rename it, so readers never see half). Snapshots of older migrations are deleted.
  */
 async function pgliteSnapshot(): Promise<Blob> {
@@ -82,17 +82,25 @@ async function pgliteSnapshot(): Promise<Blob> {
 
 async function pgliteSnapshotFile(): Promise<string> {
   const dir = path.join(process.cwd(), "node_modules/.cache/flowmail-test");
-  const file = path.join(dir, `pglite-${migrationsFingerprint()}.tar`);
+  const file = path.join(dir, `pglite-${migrationsFingerprint()}-lean.tar`);
   if (!existsSync(file)) {
     const fresh = await openPglite(undefined); // initdb + every migration
     try {
-      const client = (fresh.db as unknown as { $client: { dumpDataDir: (c: "none") => Promise<Blob> } }).$client;
+      type Client = { dumpDataDir: (c: "none") => Promise<Blob>; query: (q: string) => Promise<unknown> };
+      const client = (fresh.db as unknown as { $client: Client }).$client;
+      // Every file loads this dump: without template0 and template1 (nothing here creates a database; PGlite only
+      // ever opens `postgres`) it is 26 MB instead of 40, and a file's start costs ~25% less CPU (~0.6 s vs 0.8 s).
+      for (const db of ["template0", "template1"]) {
+        await client.query(`alter database ${db} is_template false`);
+        await client.query(`drop database ${db}`);
+      }
+      await client.query("checkpoint");
       const dump = Buffer.from(await (await client.dumpDataDir("none")).arrayBuffer());
       mkdirSync(dir, { recursive: true });
       const temporary = `${file}.${process.pid}.tmp`;
       writeFileSync(temporary, dump);
       renameSync(temporary, file);
-      for (const old of readdirSync(dir)) if (/^pglite-\w+\.tar$/.test(old) && path.join(dir, old) !== file) rmSync(path.join(dir, old), { force: true });
+      for (const old of readdirSync(dir)) if (/^pglite-[\w-]+\.tar$/.test(old) && path.join(dir, old) !== file) rmSync(path.join(dir, old), { force: true });
     } finally {
       await fresh.close();
     }
