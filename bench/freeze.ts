@@ -15,13 +15,13 @@
  * loaded machine mean little: read them beside the load).
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
 import { benchDb, benchEnv, benchExit } from "./bench-support";
-import { api, registerThroughApi, startServer, stopServer, treeCpuMs, treeRss, uploadCsv } from "./server-support";
+import { api, loadAverage, registerThroughApi, startServer, stopServer, treeCpuMs, treeRss, uploadCsv } from "./server-support";
 
 const { values: args } = parseArgs({
   options: { rows: { type: "string", default: process.env.BENCH_ROWS ?? "100000" }, port: { type: "string", default: "3700" }, interval: { type: "string", default: "100" } },
@@ -29,7 +29,6 @@ const { values: args } = parseArgs({
 const ROWS = Number(args.rows);
 const PORT = Number(args.port);
 const BASE = `http://127.0.0.1:${PORT}`;
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(" ");
 
 /** The poller: plain node:http with keep-alive, in its own process so that its timers do not share our event loop. */
 const POLLER = `
@@ -158,7 +157,6 @@ async function main() {
   benchEnv();
   const resend = await startFakeResend();
   const driver = process.env.DATABASE_URL ? (await benchDb()).driver : "pglite";
-  mkdirSync("/tmp/e-data", { recursive: true });
   const dataDir = mkdtempSync(path.join(process.env.BENCH_TMP ?? os.tmpdir(), "flowmail-freeze-"));
   const server = await startServer(PORT, dataDir, resend);
   let ok = false;
@@ -167,7 +165,7 @@ async function main() {
     const cpuBefore = treeCpuMs(server.pid!);
     let peakRss = treeRss(server.pid!);
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, treeRss(server.pid!))), 100);
-    const loadBefore = load();
+    const loadBefore = loadAverage();
     const wall = performance.now();
     const report = await poll(token, bigWorkflow, tinyWorkflow);
     const wallSeconds = (performance.now() - wall) / 1000;
@@ -185,8 +183,8 @@ async function main() {
     const slow = slowest.map((s) => `${s.name} ${s.ms}ms at +${(s.atMs / 1000).toFixed(1)}s`).join(", ");
     console.log(`  ${report.slow.length} answers over 100 ms; the slowest, by when they were sent (from the enqueue): ${slow || "none"}`);
     console.log(`  answers: ${Object.entries(report.statuses).map(([k, n]) => `${k}×${n}`).join(", ")}`);
-    console.log(`  load average (1/5/15 min): before ${loadBefore}, after ${load()}`);
-    console.log(`BENCH_JSON ${JSON.stringify({ bench: "freeze", driver, rows: ROWS, status: report.run.status, runSeconds, peakRssMb: Math.round(peakRss / 2 ** 20), stats: report.stats, load: load() })}`);
+    console.log(`  load average (1/5/15 min): before ${loadBefore}, after ${loadAverage()}`);
+    console.log(`BENCH_JSON ${JSON.stringify({ bench: "freeze", driver, rows: ROWS, status: report.run.status, runSeconds, peakRssMb: Math.round(peakRss / 2 ** 20), stats: report.stats, load: loadAverage() })}`);
     ok = report.run.status === "SUCCESS" && Object.keys(report.statuses).every((k) => / (200|202)$/.test(k));
   } finally {
     await stopServer(server);
