@@ -63,6 +63,8 @@ export class EmbeddedExecutor {
   private idleWaiters: (() => void)[] = [];
   private stopped = false;
   private lastPruneAt = 0;
+  /** The timer's sweep in flight: stop() and handBack() wait for it, so no sweep queries a database closed after them. */
+  private sweeping: Promise<void> | undefined;
 
   constructor(private readonly options: EmbeddedExecutorOptions) {}
 
@@ -72,14 +74,23 @@ export class EmbeddedExecutor {
    */
   start(options: { resumeAllRunning?: boolean } = {}): void {
     const interval = this.options.sweepIntervalMs ?? 5_000;
-    this.timer = setInterval(() => void this.sweep().catch((error) => log.error("run sweep failed", { error })), interval);
+    this.timer = setInterval(() => this.sweepInBackground(), interval);
     this.timer.unref();
-    void this.sweep(options.resumeAllRunning ? 0 : undefined).catch((error) => log.error("run sweep failed", { error }));
+    this.sweepInBackground(options.resumeAllRunning ? 0 : undefined);
+  }
+
+  /** One sweep at a time: a tick that comes while the previous sweep still runs is skipped. */
+  private sweepInBackground(staleSeconds?: number): void {
+    if (this.sweeping || this.stopped) return;
+    this.sweeping = this.sweep(staleSeconds)
+      .catch((error) => log.error("run sweep failed", { error }))
+      .finally(() => (this.sweeping = undefined));
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    await this.sweeping;
     await this.idle();
   }
 
@@ -96,7 +107,7 @@ export class EmbeddedExecutor {
     const timedOut = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
-    const done = await Promise.race([this.idle().then(() => true), timedOut]);
+    const done = await Promise.race([Promise.all([this.sweeping, this.idle()]).then(() => true), timedOut]);
     clearTimeout(timer);
     return done;
   }
