@@ -1,14 +1,26 @@
 // The workflow graph's shape (CONTRACT.md section 4). Client-safe: the React editor imports this file, so it
 // depends on zod only. Semantic rules (cycles, reachability, template references…) live in validate.ts.
 import { z } from "zod";
+import { nodeDefinitions, type NodeDefinitions } from "@/lib/nodes/definitions";
+import { FORBIDDEN_KEYS } from "@/lib/nodes/node-definition";
+import { AI_OUTPUT_TYPES, aiDataSchema, aiOutputFieldSchema } from "@/lib/nodes/ai/definition";
+import { dataSourceDataSchema } from "@/lib/nodes/data-source/definition";
+import { filterDataSchema } from "@/lib/nodes/filter/definition";
+import { EMAIL_FORMATS, outputDataSchema } from "@/lib/nodes/output/definition";
+import { triggerDataSchema } from "@/lib/nodes/trigger/definition";
 
-export const NODE_TYPES = ["TRIGGER", "DATA_SOURCE", "AI", "FILTER", "OUTPUT"] as const;
+// The node types and their data schemas come from the definitions (lib/nodes/<type>/definition.ts, listed in
+// lib/nodes/definitions.ts); this file only assembles them. Re-exported under the names the code has always used.
+export { AI_OUTPUT_TYPES, EMAIL_FORMATS, FORBIDDEN_KEYS };
+export type { AiOutputType } from "@/lib/nodes/ai/definition";
+export { aiDataSchema, aiOutputFieldSchema, dataSourceDataSchema, filterDataSchema, outputDataSchema, triggerDataSchema };
+
+// Mapped over the definitions' tuple, so NODE_TYPES and the node union keep one literal type per position.
+type TypesOf<D extends readonly unknown[]> = { -readonly [K in keyof D]: D[K] extends { type: infer T } ? T : never };
+
+/** Every node type, in the palette's order. */
+export const NODE_TYPES = nodeDefinitions.map((definition) => definition.type) as TypesOf<NodeDefinitions>;
 export type NodeType = (typeof NODE_TYPES)[number];
-
-export const AI_OUTPUT_TYPES = ["string", "number", "integer", "boolean", "array", "object"] as const;
-export type AiOutputType = (typeof AI_OUTPUT_TYPES)[number];
-
-export const EMAIL_FORMATS = ["text", "html"] as const;
 
 export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
 
@@ -20,91 +32,31 @@ export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
  */
 export const RESERVED_NODE_IDS: readonly string[] = ["item", "unsubscribeUrl", "__proto__", "constructor", "prototype"];
 
-/** Keys that never name a field anywhere (AI output names); path lookups are own-property only anyway. */
-export const FORBIDDEN_KEYS: readonly string[] = ["__proto__", "constructor", "prototype"];
-
-const IDENTIFIER_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-
 export const nodeIdSchema = z
   .string()
   .regex(NODE_ID_PATTERN, "Node ids start with a letter or _ and use only letters, digits and _ (at most 32)")
   .refine((id) => !RESERVED_NODE_IDS.includes(id), { message: "This node id is reserved" });
 
-const nonEmpty = (what: string) => z.string().min(1, `${what} must not be empty`);
+type DefinitionOf<T extends NodeType> = Extract<NodeDefinitions[number], { type: T }>;
 
-export const triggerDataSchema = z.strictObject({});
-
-export const dataSourceDataSchema = z.union(
-  [z.strictObject({ uploadId: nonEmpty("uploadId") }), z.strictObject({ driveFileId: nonEmpty("driveFileId") })],
-  { error: "DATA_SOURCE data must be exactly one of { uploadId } or { driveFileId }, a non-empty string" },
-);
-
-export const aiOutputFieldSchema = z.strictObject({
-  name: z
-    .string()
-    .regex(IDENTIFIER_PATTERN, "Output names start with a letter or _ and use only letters, digits and _")
-    .refine((name) => !FORBIDDEN_KEYS.includes(name), { message: "This output name is reserved" }),
-  type: z.enum(AI_OUTPUT_TYPES),
-  description: z.string().optional(),
-});
-
-export const aiDataSchema = z.strictObject({
-  prompt: nonEmpty("prompt"),
-  output: z
-    .array(aiOutputFieldSchema)
-    .min(1, "Declare at least one output field")
-    .superRefine((fields, ctx) => {
-      const seen = new Set<string>();
-      fields.forEach((field, index) => {
-        if (seen.has(field.name)) {
-          ctx.addIssue({ code: "custom", path: [index, "name"], message: `Output name "${field.name}" is declared twice` });
-        }
-        seen.add(field.name);
-      });
-    }),
-  model: nonEmpty("model").optional(),
-  system: z.string().optional(),
-  temperature: z.number().min(0).max(2).optional(),
-});
-
-export const filterDataSchema = z.strictObject({
-  source: nonEmpty("source"),
-  expr: nonEmpty("expr"),
-});
-
-export const outputDataSchema = z.strictObject({
-  forEach: nonEmpty("forEach"),
-  to: nonEmpty("to"),
-  subject: nonEmpty("subject"),
-  body: z.string(),
-  format: z.enum(EMAIL_FORMATS).optional(),
-  /** false: send to every item, repeated addresses included (CONTRACT 11, "Recipients"). */
-  dedupe: z.boolean().optional(),
-  /** false: transactional mail, without List-Unsubscribe headers. */
-  unsubscribe: z.boolean().optional(),
-});
-
-export const nodeDataSchemas = {
-  TRIGGER: triggerDataSchema,
-  DATA_SOURCE: dataSourceDataSchema,
-  AI: aiDataSchema,
-  FILTER: filterDataSchema,
-  OUTPUT: outputDataSchema,
-} satisfies { [K in NodeType]: z.ZodType };
+/** Each type's data schema, keyed by type. */
+export const nodeDataSchemas = Object.fromEntries(nodeDefinitions.map((definition) => [definition.type, definition.schema])) as {
+  [T in NodeType]: DefinitionOf<T>["schema"];
+};
 
 export const positionSchema = z.strictObject({ x: z.number(), y: z.number() });
 
-function nodeSchema<T extends NodeType, D extends z.ZodType>(type: T, data: D) {
+function nodeSchema<T extends string, D extends z.ZodType>(type: T, data: D) {
   return z.strictObject({ id: nodeIdSchema, type: z.literal(type), data, position: positionSchema.optional() });
 }
 
-export const graphNodeSchema = z.discriminatedUnion("type", [
-  nodeSchema("TRIGGER", triggerDataSchema),
-  nodeSchema("DATA_SOURCE", dataSourceDataSchema),
-  nodeSchema("AI", aiDataSchema),
-  nodeSchema("FILTER", filterDataSchema),
-  nodeSchema("OUTPUT", outputDataSchema),
-]);
+type NodeSchemaOf<D> = D extends { type: infer T extends string; schema: infer S extends z.ZodType } ? ReturnType<typeof nodeSchema<T, S>> : never;
+type NodeSchemas<D> = D extends readonly [infer First, ...infer Rest] ? [NodeSchemaOf<First>, ...NodeSchemas<Rest>] : [];
+
+export const graphNodeSchema = z.discriminatedUnion(
+  "type",
+  nodeDefinitions.map((definition) => nodeSchema(definition.type, definition.schema)) as unknown as NodeSchemas<NodeDefinitions>,
+);
 
 export const graphEdgeSchema = z.strictObject({
   source: z.string(),

@@ -1,4 +1,6 @@
 // Save-time checks of what templates and expressions name: syntax, known nodes, upstream nodes, `item`.
+import { nodeDefinitions } from "@/lib/nodes/definitions";
+import type { TemplateScope } from "@/lib/nodes/node-definition";
 import type { NodeType } from "./schema";
 import { TemplateSyntaxError, isLoneTemplate, templateRefs } from "./templates";
 import { ExpressionSyntaxError, compileExpression } from "./expressions";
@@ -8,15 +10,19 @@ export type NodeInfo = { index: number; id?: string; type?: NodeType; data?: Rec
 export type EdgeInfo = { index: number; source: string; target: string; condition?: string };
 export type Report = (code: string, path: string, message: string, nodeId?: string) => void;
 
-/** How each templated field of a node type is checked: `lone` must be exactly one template (a list); `item`
- * fields may use {{item.…}}; `text` fields may not. */
-export const TEMPLATE_FIELDS: { [K in NodeType]: Record<string, "lone" | "item" | "text"> } = {
-  TRIGGER: {},
-  DATA_SOURCE: {},
-  AI: { prompt: "text", system: "text" },
-  FILTER: { source: "lone" },
-  OUTPUT: { forEach: "lone", to: "item", subject: "item", body: "item" },
-};
+/** How each templated field of a node type is checked (its definition's form fields with a `template` scope):
+ * `lone` must be exactly one template (a list); `item` fields may use {{item.…}}; `text` fields may not. */
+export const TEMPLATE_FIELDS = Object.fromEntries(
+  nodeDefinitions.map((definition) => [
+    definition.type,
+    Object.fromEntries(definition.form.flatMap((field) => (field.template ? [[field.name, field.template]] : []))),
+  ]),
+) as { [K in NodeType]: Record<string, TemplateScope> };
+
+/** Fields holding an expression evaluated per item (FILTER's `expr`), from the definitions' form fields. */
+const EXPRESSION_FIELDS = Object.fromEntries(
+  nodeDefinitions.map((definition) => [definition.type, definition.form.filter((field) => field.kind === "expression").map((field) => field.name)]),
+) as { [K in NodeType]: string[] };
 
 export function checkNodeReferences(node: NodeInfo, byId: Map<string, NodeInfo>, ancestors: (id: string) => Set<string>, report: Report): void {
   if (!node.type || !node.data || node.id === undefined) return;
@@ -27,15 +33,15 @@ export function checkNodeReferences(node: NodeInfo, byId: Map<string, NodeInfo>,
     const path = `graph.nodes[${node.index}].data.${field}`;
     checkTemplate(text, kind, path, node.id, byId, ancestors(node.id), report);
   }
-  if (node.type === "FILTER") {
-    const path = `graph.nodes[${node.index}].data.expr`;
-    checkExpression(node.data.expr as string, path, node.id, "filter", byId, ancestors(node.id), report);
+  for (const field of EXPRESSION_FIELDS[node.type]) {
+    const path = `graph.nodes[${node.index}].data.${field}`;
+    checkExpression(node.data[field] as string, path, node.id, "filter", byId, ancestors(node.id), report);
   }
 }
 
 function checkTemplate(
   text: string,
-  kind: "lone" | "item" | "text",
+  kind: TemplateScope,
   path: string,
   nodeId: string,
   byId: Map<string, NodeInfo>,

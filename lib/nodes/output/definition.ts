@@ -1,5 +1,46 @@
-export const outputDefinition = {
+// OUTPUT's client-safe half: one email per element of a list.
+import { z } from "zod";
+import { defineNode, nonEmpty, text } from "../node-definition";
+
+export const EMAIL_FORMATS = ["text", "html"] as const;
+
+export const outputDataSchema = z.strictObject({
+  forEach: nonEmpty("forEach"),
+  to: nonEmpty("to"),
+  subject: nonEmpty("subject"),
+  body: z.string(),
+  format: z.enum(EMAIL_FORMATS).optional(),
+  /** false: send to every item, repeated addresses included (CONTRACT 11, "Recipients"). */
+  dedupe: z.boolean().optional(),
+  /** false: transactional mail, without List-Unsubscribe headers. */
+  unsubscribe: z.boolean().optional(),
+});
+
+export const outputDefinition = defineNode({
   type: "OUTPUT",
+  schema: outputDataSchema,
   label: "Send emails",
-  description: "Sends one email per element of `forEach`, with `to`, `subject` and `body` rendered for that element. Output: { emailsSent }.",
-} as const;
+  description: "Send one email per item",
+  docs: "Sends one email per element of `forEach`, with `to`, `subject` and `body` rendered for that element. Output: { emailsSent }.",
+  idPrefix: "output",
+  accent: "bg-emerald-100 text-emerald-700",
+  defaultData: () => ({ forEach: "", to: "{{item.email}}", subject: "", body: "", format: "text" }),
+  outputFields: () => ["emailsSent"],
+  hasInput: true,
+  summary: (data) => (data.subject ? `“${text(data.subject)}”` : "Compose the email"),
+  form: [
+    { name: "forEach", label: "For each", kind: "template", template: "lone", placeholder: "{{filter_1.items}}", help: "One email per element of this array." },
+    { name: "to", label: "To", kind: "template", template: "item", placeholder: "{{item.email}}" },
+    { name: "subject", label: "Subject", kind: "template", template: "item" },
+    { name: "body", label: "Body", kind: "template", template: "item", multiline: true, rows: 6 },
+    {
+      name: "format",
+      label: "Format",
+      kind: "select",
+      options: [
+        { value: "text", label: "Plain text" },
+        { value: "html", label: "HTML (values are escaped)" },
+      ],
+    },
+  ],
+});

@@ -1,8 +1,22 @@
-/** Client-safe description of the node type (the editor's palette and docs read it). */
-export const triggerDefinition = {
+// TRIGGER's client-safe half: where every run starts (its settings — schedule and hooks — are the workflow's).
+import { z } from "zod";
+import { defineNode } from "../node-definition";
+
+export const triggerDataSchema = z.strictObject({});
+
+export const triggerDefinition = defineNode({
   type: "TRIGGER",
+  schema: triggerDataSchema,
   label: "Trigger",
-  description:
+  description: "Where every run starts",
+  docs:
     "Where every run starts. Exactly one per workflow. A run started by an inbound hook outputs { body } (the delivery's JSON, " +
     "e.g. {{start.body.email}}); manual and scheduled runs output an empty object.",
-} as const;
+  idPrefix: "trigger",
+  accent: "bg-violet-100 text-violet-700",
+  defaultData: () => ({}),
+  outputFields: () => [],
+  hasInput: false,
+  summary: () => "Run manually or through the API",
+  form: [{ name: "trigger", label: "Schedule and hooks", kind: "trigger-panel" }],
+});

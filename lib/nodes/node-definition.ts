@@ -1,0 +1,93 @@
+// What a node type's client-safe half declares (lib/nodes/<type>/definition.ts). The graph schema
+// (lib/graph/schema.ts), validation, the editor's palette, canvas card and config panel, and docs/node-types.md are
+// all built from these objects. Depends on zod only: the browser bundle and lib/graph import it.
+import { z } from "zod";
+
+/**
+ * How the config panel renders one data field. Generic kinds are drawn by the panel itself; `upload-picker`,
+ * `ai-outputs` and `trigger-panel` name custom components (components/editor/custom-fields.tsx).
+ */
+export type FormFieldKind =
+  | "text" // one line of plain text
+  | "textarea" // several lines of plain text
+  | "number"
+  | "template" // text with {{ autocomplete of upstream fields
+  | "expression" // an expression (monospace), with the upstream columns as a hint
+  | "select"
+  | "upload-picker"
+  | "ai-outputs"
+  | "trigger-panel";
+
+/** How validation checks a templated field: `lone` = exactly one template naming a list; `item` may use {{item.…}}. */
+export type TemplateScope = "lone" | "item" | "text";
+
+export interface FormField {
+  /** The key in the node's `data` (custom kinds may manage several keys, or none). */
+  name: string;
+  label: string;
+  kind: FormFieldKind;
+  placeholder?: string;
+  help?: string;
+  /** Templated fields (whatever their widget): checked on save and offered upstream references in the editor. */
+  template?: TemplateScope;
+  multiline?: boolean;
+  rows?: number;
+  mono?: boolean;
+  options?: readonly { value: string; label: string }[];
+  min?: number;
+  max?: number;
+  step?: number;
+  /** Fields with a section fold into a <details> of that title below the others. */
+  section?: string;
+}
+
+export interface NodeDefinition<T extends string = string, S extends z.ZodType = z.ZodType> {
+  type: T;
+  /** The node's `data` (CONTRACT 4, "Node data"); its messages are the API's `invalid_node_data` messages. */
+  schema: S;
+  label: string;
+  /** One line for the palette and the inspector. */
+  description: string;
+  /** The longer text of docs/node-types.md (data and output). */
+  docs: string;
+  /** New nodes are called `<idPrefix>_1`, `<idPrefix>_2`… */
+  idPrefix: string;
+  /** Tailwind classes of the type chip. */
+  accent: string;
+  /** Data of a node dropped from the palette (it may still be incomplete: the editor shows what is missing). */
+  defaultData: () => Record<string, unknown>;
+  /** The fields of this node's output that downstream templates can name. */
+  outputFields: (data: Record<string, unknown>) => string[];
+  /** False for a node that starts the graph and takes no incoming edge. */
+  hasInput: boolean;
+  /** One line saying what the node does, for its card on the canvas. */
+  summary: (data: Record<string, unknown>, context: SummaryContext) => string;
+  /** The config panel's fields, in order. */
+  form: readonly FormField[];
+}
+
+export interface SummaryContext {
+  /** Upload id → file name (a DATA_SOURCE card shows "people.csv" rather than an id). */
+  uploadNames?: ReadonlyMap<string, string>;
+}
+
+/** Keeps the literal `type` and the schema's own type, so the graph schema's union stays exact. */
+export function defineNode<T extends string, S extends z.ZodType>(definition: NodeDefinition<T, S>): NodeDefinition<T, S> {
+  return definition;
+}
+
+/** Keys that never name a field anywhere (AI output names); path lookups are own-property only anyway. */
+export const FORBIDDEN_KEYS: readonly string[] = ["__proto__", "constructor", "prototype"];
+
+export const IDENTIFIER_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+export const nonEmpty = (what: string) => z.string().min(1, `${what} must not be empty`);
+
+/** Text of a data value for summaries: strings as they are, anything else as "". */
+export const text = (value: unknown) => (typeof value === "string" ? value : "");
+
+/** Whether `data[name]` may be absent: the panel then removes the key when the field is emptied. */
+export function isOptionalField(definition: NodeDefinition, name: string): boolean {
+  const shape = (definition.schema as { shape?: Record<string, z.ZodType> }).shape;
+  return !!shape?.[name] && shape[name].safeParse(undefined).success;
+}
