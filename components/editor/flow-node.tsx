@@ -4,7 +4,8 @@ import { createContext, memo, useContext, useState } from "react";
 import type { NodeResult } from "@/lib/client/types";
 import { cx } from "@/components/ui";
 import type { FlowNode } from "./mapper";
-import { NODE_KINDS, summarize } from "./node-kinds";
+import { nodeDefinition } from "@/lib/nodes/definitions";
+import { summarize } from "./node-kinds";
 import { SendProgress } from "@/components/runs/send-progress";
 
 /** Extra, derived fields the canvas adds to a node for display only (never saved). */
@@ -33,7 +34,7 @@ const STATUS_RING: Record<string, string> = {
 
 function FlowNodeView({ id, data, selected }: NodeProps<FlowNode>) {
   const overlay = useContext(NodeOverlaysContext).get(id) ?? NO_OVERLAY;
-  const kind = NODE_KINDS[data.type];
+  const kind = nodeDefinition(data.type);
   const status = overlay.run?.status;
   const errors = overlay.errors ?? NO_ERRORS;
   const uploadNames = useContext(UploadNamesContext);

@@ -6,7 +6,8 @@ import { Alert, Button, Select, StatusBadge, cx, formatCount, formatDuration } f
 import { NodeOutput } from "@/components/runs/node-output";
 import { RunHistory, RunLogList, RunSummaryCard } from "@/components/runs/run-details";
 import { RunActions, RunOrigin } from "@/components/runs/run-actions";
-import { ConfigPanel, EdgePanel } from "./config-panel";
+import { ConfigPanel } from "./config-panel";
+import { EdgePanel } from "./edge-panel";
 import type { FlowEdge } from "./mapper";
 import { templateSuggestions } from "./suggestions";
 import dynamic from "next/dynamic";

@@ -1,7 +1,7 @@
 // Template autocomplete: the `{{nodeId.field}}` references a node may use are the output fields of its
 // ancestors (a reference to any other node is refused on save), plus `item.<column>` inside OUTPUT.
 import type { Graph } from "@/lib/client/types";
-import { NODE_KINDS } from "./node-kinds";
+import { nodeDefinition } from "@/lib/nodes/definitions";
 
 export function ancestorsOf(graph: Graph, nodeId: string): string[] {
   const parents = new Map<string, string[]>();
@@ -30,7 +30,7 @@ export function templateSuggestions(graph: Graph, nodeId: string, columnsByUploa
     .filter((n): n is NonNullable<typeof n> => !!n);
   const out: Suggestion[] = [];
   for (const node of ancestors) {
-    for (const field of NODE_KINDS[node.type].outputFields(node.data)) out.push({ ref: `${node.id}.${field}`, hint: node.type });
+    for (const field of nodeDefinition(node.type).outputFields(node.data)) out.push({ ref: `${node.id}.${field}`, hint: node.type });
   }
   if (self?.type === "OUTPUT") {
     for (const column of upstreamColumns(ancestors, columnsByUpload)) out.push({ ref: `item.${column}`, hint: "column" });

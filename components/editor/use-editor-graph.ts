@@ -7,7 +7,8 @@ import { useCallback, useMemo } from "react";
 import type { Graph, NodeType } from "@/lib/client/types";
 import { layoutPositions } from "./layout";
 import { edgeId, flowToGraph, graphToFlow, toFlowEdge, type FlowEdge, type FlowNode } from "./mapper";
-import { NODE_KINDS, nextNodeId } from "./node-kinds";
+import { nodeDefinition } from "@/lib/nodes/definitions";
+import { nextNodeId } from "./node-kinds";
 import { useHistory } from "./use-history";
 
 export interface Doc {
@@ -76,7 +77,7 @@ export function useEditorGraph(initial: Graph) {
       let id = "";
       commit((doc) => {
         id = nextNodeId(type, new Set(doc.nodes.map((n) => n.id)));
-        const node: FlowNode = { id, type: "flowmail", position, data: { type, config: NODE_KINDS[type].defaultData() }, selected: true };
+        const node: FlowNode = { id, type: "flowmail", position, data: { type, config: nodeDefinition(type).defaultData() }, selected: true };
         return { nodes: [...doc.nodes.map((n) => (n.selected ? { ...n, selected: false } : n)), node], edges: doc.edges.map((e) => (e.selected ? { ...e, selected: false } : e)) };
       });
       return id;

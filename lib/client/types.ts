@@ -1,32 +1,9 @@
-// Response shapes of the REST API as CONTRACT.md names them. The graph types mirror the contract's
-// graph format so the browser bundle does not depend on server modules.
-
-export const NODE_TYPES = ["TRIGGER", "DATA_SOURCE", "AI", "FILTER", "OUTPUT"] as const;
-export type NodeType = (typeof NODE_TYPES)[number];
-export const AI_OUTPUT_TYPES = ["string", "number", "integer", "boolean", "array", "object"] as const;
-export type AiOutputType = (typeof AI_OUTPUT_TYPES)[number];
-
-export interface AiOutputField {
-  name: string;
-  type: AiOutputType;
-  description?: string;
-}
-
-export interface GraphNode {
-  id: string;
-  type: NodeType;
-  data: Record<string, unknown>;
-  position?: { x: number; y: number };
-}
-export interface GraphEdge {
-  source: string;
-  target: string;
-  condition?: string;
-}
-export interface Graph {
-  nodes: GraphNode[];
-  edges: GraphEdge[];
-}
+// Response shapes of the REST API as CONTRACT.md names them. The graph types come from lib/graph/schema.ts
+// (client-safe: zod and the node definitions only); the editor's graph is a draft, its node data not yet validated.
+export { AI_OUTPUT_TYPES, NODE_TYPES } from "@/lib/graph/schema";
+export type { AiOutputField, AiOutputType, GraphEdge, NodeType } from "@/lib/graph/schema";
+export type { GraphDraft as Graph, GraphNodeDraft as GraphNode } from "@/lib/graph/schema";
+import type { GraphDraft as Graph, NodeType } from "@/lib/graph/schema";
 
 export interface TokenPair {
   accessToken: string;

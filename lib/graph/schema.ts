@@ -84,6 +84,13 @@ export type FilterData = z.infer<typeof filterDataSchema>;
 export type OutputData = z.infer<typeof outputDataSchema>;
 export type NodeOfType<T extends NodeType> = Extract<GraphNode, { type: T }>;
 
+/**
+ * A node as the editor (or an imported file) holds it before validation: its data need not match its type's
+ * schema yet. The browser's graph types (lib/client/types.ts) are these.
+ */
+export type GraphNodeDraft = { id: string; type: NodeType; data: Record<string, unknown>; position?: Position };
+export type GraphDraft = { nodes: GraphNodeDraft[]; edges: GraphEdge[] };
+
 /** The graph's JSON Schema (draft 2020-12) for the editor and for integrators. */
 export function graphJsonSchema(): object {
   return z.toJSONSchema(graphSchema);

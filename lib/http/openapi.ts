@@ -1,4 +1,5 @@
 import { z, type ZodType } from "zod";
+import { NODE_TYPES } from "@/lib/graph/schema";
 import { ERROR_CODES } from "./errors";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete" | "head" | "options";
@@ -106,7 +107,7 @@ export function buildOpenApiDocument(operations: OperationSpec[], info: { versio
       title: "Flowmail API",
       version: info.version,
       description:
-        "Workflow automation: upload a CSV, define a graph of TRIGGER → DATA_SOURCE → AI → FILTER → OUTPUT nodes, run it, poll the run. Errors are RFC 9457 problem details.",
+        `Workflow automation: upload a CSV, define a graph of ${NODE_TYPES.join(" → ")} nodes, run it, poll the run. Errors are RFC 9457 problem details.`,
     },
     servers: [{ url: info.serverUrl }],
     paths,

@@ -5,7 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { NODE_TYPES, TEMPLATE_FIELDS, graphNodeSchema, nodeDataSchemas, validateGraph } from "@/lib/graph";
 import { nodeDefinition, nodeDefinitions } from "./definitions";
-import { isOptionalField } from "./node-definition";
+import { GENERIC_FIELD_KINDS, isOptionalField } from "./node-definition";
 import { nodeTypesMarkdown } from "./node-types-doc";
 import { nodeExecutors } from "./registry";
 
@@ -64,7 +64,7 @@ describe("node definitions", () => {
       const names = d.form.map((f) => f.name);
       expect(new Set(names).size, d.type).toBe(names.length);
       const shape = (d.schema as { shape?: Record<string, unknown> }).shape;
-      const generic = d.form.filter((f) => !["upload-picker", "ai-outputs", "trigger-panel"].includes(f.kind));
+      const generic = d.form.filter((f) => (GENERIC_FIELD_KINDS as readonly string[]).includes(f.kind));
       for (const field of generic) expect(shape && field.name in shape, `${d.type}.${field.name}`).toBe(true);
     }
     expect(isOptionalField(nodeDefinition("AI"), "model")).toBe(true);

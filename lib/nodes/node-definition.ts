@@ -3,20 +3,23 @@
 // all built from these objects. Depends on zod only: the browser bundle and lib/graph import it.
 import { z } from "zod";
 
-/**
- * How the config panel renders one data field. Generic kinds are drawn by the panel itself; `upload-picker`,
- * `ai-outputs` and `trigger-panel` name custom components (components/editor/custom-fields.tsx).
- */
-export type FormFieldKind =
-  | "text" // one line of plain text
-  | "textarea" // several lines of plain text
-  | "number"
-  | "template" // text with {{ autocomplete of upstream fields
-  | "expression" // an expression (monospace), with the upstream columns as a hint
-  | "select"
-  | "upload-picker"
-  | "ai-outputs"
-  | "trigger-panel";
+/** Field kinds the config panel draws itself (components/editor/form-fields.tsx). */
+export const GENERIC_FIELD_KINDS = [
+  "text", // one line of plain text
+  "textarea", // several lines of plain text
+  "number",
+  "template", // text with {{ autocomplete of upstream fields
+  "expression", // an expression (monospace), with the upstream columns as a hint
+  "select",
+] as const;
+
+/** Field kinds drawn by a component of their own (components/editor/custom-fields.tsx). */
+export const CUSTOM_FIELD_KINDS = ["upload-picker", "ai-outputs", "trigger-panel"] as const;
+
+export type GenericFieldKind = (typeof GENERIC_FIELD_KINDS)[number];
+export type CustomFieldKind = (typeof CUSTOM_FIELD_KINDS)[number];
+/** How the config panel renders one data field. */
+export type FormFieldKind = GenericFieldKind | CustomFieldKind;
 
 /** How validation checks a templated field: `lone` = exactly one template naming a list; `item` may use {{item.…}}. */
 export type TemplateScope = "lone" | "item" | "text";
