@@ -14,7 +14,7 @@ export async function registerNode(): Promise<void> {
   }
   // Per-client throttles need the socket address, which route handlers cannot see (lib/auth/client-address.ts).
   (await import("./lib/auth/client-address")).installClientAddressCapture();
-  const { installShutdownHandBack, startBackgroundWork } = await import("./lib/engine/background");
+  const { installShutdownHandBack, startBackgroundWork } = await import("./lib/services/background/start-background-work");
   await startBackgroundWork();
   // SIGTERM/SIGINT hand running runs back at their next step boundary, so the next process resumes them at once.
   installShutdownHandBack();

@@ -2,7 +2,7 @@ import { getDb } from "@/db/client";
 import { attemptDelivery, MAX_DELIVERY_ATTEMPTS } from "@/lib/webhooks/deliver-webhook";
 import { webhookDeliverEvent } from "@/lib/webhooks/delivery-event";
 import { stalledDeliveries } from "@/lib/webhooks/stalled-deliveries";
-import { getInngest } from "../client";
+import { getInngest } from "@/lib/events/inngest";
 
 /**
  * One delivery with its retries: each attempt is a durable step, and the backoff between attempts a durable

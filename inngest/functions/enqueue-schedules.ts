@@ -1,7 +1,7 @@
 import { getDb } from "@/db/client";
 import { nowDate } from "@/lib/clock";
 import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
-import { getInngest, runWakeEvent } from "../client";
+import { getInngest, runWakeEvent } from "@/lib/events/inngest";
 
 /**
  * Every minute under Inngest: the same "enqueue due slots" service the embedded executor's sweep calls (CONTRACT 13).

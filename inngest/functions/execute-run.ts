@@ -1,7 +1,8 @@
 import { getDb } from "@/db/client";
 import { claimAndExecute, executeRun, type Step } from "@/lib/engine/execute-run";
+import { pgEngineDeps } from "@/lib/engine/pg-engine";
 import { wakeWorkflow } from "@/lib/engine/wake";
-import { getInngest, runWakeEvent } from "../client";
+import { getInngest, runWakeEvent } from "@/lib/events/inngest";
 
 /**
  * One invocation claims (or resumes) one run of the workflow and executes it, each node a durable step.
@@ -16,7 +17,7 @@ export const executeRunFunction = getInngest().createFunction(
   },
   async ({ event, step }) => {
     const db = await getDb();
-    const deps = { db, wake: wakeWorkflow };
+    const deps = pgEngineDeps(db, wakeWorkflow);
     const steps = step as unknown as Step;
     const { workflowId, resumeRunId } = event.data as { workflowId: string; resumeRunId?: string };
     if (resumeRunId) {

@@ -3,7 +3,7 @@ import { getConfig } from "@/lib/config";
 import { staleRunningRuns, takeOverStaleRun, workflowsNeedingWake } from "@/lib/engine/queue";
 import { pruneExpired } from "@/lib/engine/retention";
 import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
-import { getInngest, runWakeEvent } from "../client";
+import { getInngest, runWakeEvent } from "@/lib/events/inngest";
 
 /**
  * Under Inngest the heartbeat moves only when a step starts, and one step may legitimately take minutes (an AI call

@@ -2,17 +2,13 @@ import "server-only";
 import type { Db } from "@/db/client";
 import { isDatabaseUnavailable } from "@/db/connection-errors";
 import { log } from "@/lib/log";
-import { nowDate } from "@/lib/clock";
-import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
-import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
 import { executeRun, type EngineDeps, type Step } from "./execute-run";
+import { pgEngineDeps } from "./pg-engine";
+import type { StoredRun } from "./run-store";
 import { ensureExecutorLock } from "./executor-lock";
 import { pruneExpired } from "./retention";
 import { beginHandBack, RunLostError } from "./run-control";
 import {
-  claimNextRunWithInfo,
-  type ClaimedRunInfo,
-  heartbeat,
   reclaimOwnRun,
   HEARTBEAT_INTERVAL_MS,
   STALE_HEARTBEAT_SECONDS,
@@ -44,6 +40,11 @@ export type EmbeddedExecutorOptions = {
   sweepIntervalMs?: number;
   staleSeconds?: number;
   step?: Step;
+  /**
+   * Housekeeping of other domains that rides on the sweep (schedules' due slots, tus expiry): handed in by the process
+   * that starts the executor (lib/services/background), so the engine imports no service. A task's failure is logged.
+   */
+  sweepTasks?: { name: string; run: (db: Db, poke: (workflowId: string) => void) => Promise<unknown> }[];
 };
 
 /**
@@ -135,10 +136,9 @@ export class EmbeddedExecutor {
       }
     }
     for (const workflowId of await workflowsNeedingWake(db)) this.poke(workflowId);
-    // Schedules (CONTRACT 13): due slots become runs here; a slot is claimed in the database, so instances never double up.
-    await enqueueDueSlots(db, nowDate(), (workflowId) => this.poke(workflowId)).catch((error) => log.error("schedule sweep failed", { error }));
-    // Resumable uploads (CONTRACT 14): unfinished tus uploads expire after 24 h.
-    await expireTusUploads().catch((error) => log.error("tus upload expiry failed", { error }));
+    for (const task of this.options.sweepTasks ?? []) {
+      await task.run(db, (workflowId) => this.poke(workflowId)).catch((error) => log.error(`${task.name} failed`, { error }));
+    }
     // Retention (CONTRACT 12): expired throttle/idempotency/OAuth rows, and run outputs past RUN_OUTPUT_RETENTION_DAYS.
     if (Date.now() - this.lastPruneAt >= PRUNE_INTERVAL_MS) {
       this.lastPruneAt = Date.now();
@@ -177,7 +177,7 @@ export class EmbeddedExecutor {
     let current: string | undefined = job.resumeRunId;
     try {
       const db = await this.options.getDb();
-      const deps: EngineDeps = { db, wake: async (workflowId) => this.poke(workflowId) };
+      const deps = pgEngineDeps(db, async (workflowId) => this.poke(workflowId));
       if (job.resumeRunId) {
         // A retry after a lost database resumes the run only if it is still this process's (see reclaimOwnRun).
         if (!job.reclaim || (await reclaimOwnRun(db, job.resumeRunId))) await this.execute(deps, job.resumeRunId);
@@ -186,7 +186,7 @@ export class EmbeddedExecutor {
       this.retries.delete(job.resumeRunId ?? "");
       while (!this.stopped) {
         current = undefined;
-        const claimed = await claimNextRunWithInfo(db, job.workflowId);
+        const claimed = await deps.store.claimNext(job.workflowId);
         if (!claimed) break;
         current = claimed.runId;
         await this.execute(deps, claimed.runId, claimed);
@@ -227,8 +227,8 @@ export class EmbeddedExecutor {
     return true;
   }
 
-  private async execute(deps: EngineDeps, runId: string, claimed?: ClaimedRunInfo): Promise<void> {
-    const beat = setInterval(() => void heartbeat(deps.db, runId).catch(() => {}), HEARTBEAT_INTERVAL_MS);
+  private async execute(deps: EngineDeps, runId: string, claimed?: StoredRun): Promise<void> {
+    const beat = setInterval(() => void deps.store.heartbeat(runId).catch(() => {}), HEARTBEAT_INTERVAL_MS);
     beat.unref();
     try {
       await executeRun(this.options.step ?? inlineStep, deps, runId, claimed);

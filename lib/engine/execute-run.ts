@@ -1,20 +1,17 @@
 import "server-only";
-import { sql } from "drizzle-orm";
-import { execRows, type Db } from "@/db/client";
 import type { NodeStatus } from "@/db/schema";
 import { compileExpression, ExpressionError, isTruthy } from "@/lib/graph/expressions";
 import { ancestorsOf, decideNode, outgoingEdges, topologicalOrder } from "@/lib/graph/plan";
-import type { Graph, GraphEdge, GraphNode } from "@/lib/graph/schema";
+import type { GraphEdge, GraphNode } from "@/lib/graph/schema";
 import { log } from "@/lib/log";
+import type { NodePorts } from "@/lib/nodes/ports";
 import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome, type NodeRuntime } from "@/lib/nodes/types";
-import { finalizeRun } from "./finalize-run";
-import { markNodeFailed, markNodeSucceeded, markNodesSkipped, startNodeRow, startRunRows } from "./node-store";
+import type { NodeType } from "@/lib/graph/schema";
 import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
-import { claimNextRun, heartbeat, type ClaimedRunInfo } from "./queue";
-import { releaseRun, RunLostError, stopReason, type StopReason } from "./run-control";
-import { appendRunLog } from "./run-log";
-import { buildRuntime, namedOutputs, RUN_INFO_COLUMNS, runInfoExtras, type RunInfo, type RunInfoRow } from "./runtime";
+import { RunLostError, type StopReason } from "./run-control";
+import type { Finalized, RunStore, StoredRun } from "./run-store";
+import { buildRuntime, namedOutputs, type RunInfo } from "./runtime";
 
 /** The durable-step primitive: Inngest's `step`, or the embedded executor's plain call. */
 export type Step = { run<T>(id: string, fn: () => Promise<T>): Promise<T> };
@@ -31,17 +28,25 @@ export type NodeSummary = {
 };
 
 export type EngineDeps = {
-  db: Db;
+  /** Where the run's state lives (PgRunStore in the product, MemoryRunStore in the engine's unit tests). */
+  store: RunStore;
+  /** What node executors may reach outside the run (uploads, AI settings, the send ledger, the send limiter). */
+  ports: NodePorts;
   /** Sends the wake-up for the workflow's next run (an Inngest event, or a poke of the embedded executor). */
   wake: (workflowId: string) => Promise<void>;
+  /** Called once when this engine moved a run out of RUNNING and the account has webhooks (run.succeeded/failed). */
+  runFinished?: (run: RunInfo, finalized: Finalized) => Promise<void>;
+  /** The node executors by type (tests swap in their own); the registry otherwise. */
+  executors?: { [T in NodeType]: NodeExecutor<T> };
 };
 
 /** Claims the workflow's next run and executes it to the end. Returns the run id, or null when there was none to claim. */
 export async function claimAndExecute(step: Step, deps: EngineDeps, workflowId: string): Promise<string | null> {
-  const claimed = await step.run("claim", () => claimNextRun(deps.db, workflowId));
+  // The step result stays small (Inngest stores it): just the id; the run is read again below.
+  const claimed = await step.run("claim", async () => (await deps.store.claimNext(workflowId))?.runId ?? null);
   if (!claimed) return null;
-  await executeRun(step, deps, claimed.runId);
-  return claimed.runId;
+  await executeRun(step, deps, claimed);
+  return claimed;
 }
 
 /**
@@ -49,16 +54,14 @@ export async function claimAndExecute(step: Step, deps: EngineDeps, workflowId: 
  * step; skip rules from the graph module; then finalize. Re-entrant: a node already SUCCESS or FAILED in Postgres is
  * not executed again, so a resumed run continues from its first unfinished node.
  */
-export async function executeRun(step: Step, deps: EngineDeps, runId: string, claimed?: ClaimedRunInfo): Promise<void> {
-  const { db } = deps;
+export async function executeRun(step: Step, deps: EngineDeps, runId: string, claimed?: StoredRun): Promise<void> {
+  const { store } = deps;
   // A run this process has just claimed comes with its snapshot (and a fresh heartbeat): no read, no beat yet.
-  const run = claimed
-    ? { ...claimed, runId, status: "RUNNING" }
-    : await loadRun(db, runId);
+  const run = claimed ?? (await store.loadRun(runId));
   if (!run || run.status !== "RUNNING") return;
   if (claimed) noteBeat(runId);
   await step.run("start", async () => {
-    await startRunRows(db, runId, run.graph.nodes, run.version);
+    await store.startRun(run);
     return true;
   });
   const statuses = new Map<string, NodeStatus>(run.graph.nodes.map((n) => [n.id, "PENDING"]));
@@ -68,10 +71,10 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
   let failed = false;
   let stopped: StopReason | null = null;
   while (!failed && !stopped) {
-    const wave = await planWave(db, run, order, statuses, summaries);
+    const wave = await planWave(store, run, order, statuses, summaries);
     if (wave.length === 0) break; // every node finished: a cancel that arrives now is too late to stop anything
     // Checked before every node wave (and before every email batch group, in runNode): cancel and SIGTERM stop here.
-    stopped = await stopReason(db, runId);
+    stopped = await store.stopReason(runId);
     if (stopped) break;
     const results = await Promise.all(wave.map((id) => runNode(step, deps, run, byId.get(id)!)));
     wave.forEach((id, i) => {
@@ -82,24 +85,40 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
     });
   }
   // A cancel that arrived during a hand-back still finishes the run as cancelled.
-  const reason = stopped ? await stopReason(db, runId, { fresh: true }) : null;
+  const reason = stopped ? await store.stopReason(runId, { fresh: true }) : null;
   if (reason === "handback") {
     // SIGTERM/SIGINT: the run stays RUNNING, released so the next process (or another instance) resumes it at once.
-    await releaseRun(db, runId);
-    forgetRuntimes(runId);
+    await store.release(runId);
+    forgetRuntimes(store, runId);
     return;
   }
-  await step.run("finalize", () => finalizeRun(deps, run, order, { cancelled: reason === "cancel" }));
-  forgetRuntimes(runId);
+  await step.run("finalize", () => finishRun(deps, run, order, reason === "cancel"));
+  forgetRuntimes(store, runId);
 }
 
-function forgetRuntimes(runId: string): void {
-  for (const key of runtimes.keys()) if (key.startsWith(`${runId}:`)) runtimes.delete(key);
+/**
+ * Finalizes the run; only the call that moved it out of RUNNING announces it (webhooks) and wakes the workflow's next
+ * run. A failed announcement or wake-up is logged, never fatal: the sweep repairs a lost wake-up.
+ */
+async function finishRun(deps: EngineDeps, run: RunInfo, order: string[], cancelled: boolean): Promise<{ status: "SUCCESS" | "FAILED" }> {
+  const finalized = await deps.store.finalize(run, order, { cancelled });
+  if (!finalized.changed) return { status: finalized.status };
+  if (finalized.hasWebhooks && deps.runFinished) {
+    await deps.runFinished(run, finalized).catch((e) => log.error("could not enqueue run webhooks", { runId: run.runId, error: e }));
+  }
+  await deps.wake(run.workflowId).catch((e) => log.error("wake-up failed (the sweep will repair it)", { workflowId: run.workflowId, error: e }));
+  return { status: finalized.status };
+}
+
+function forgetRuntimes(store: RunStore, runId: string): void {
+  const cached = runtimes.get(store);
+  if (!cached) return;
+  for (const key of cached.keys()) if (key.startsWith(`${runId}:`)) cached.delete(key);
 }
 
 /** Marks the nodes that can never run as SKIPPED and returns those that can run now. */
 async function planWave(
-  db: Db,
+  store: RunStore,
   run: RunInfo,
   order: string[],
   statuses: Map<string, NodeStatus>,
@@ -122,7 +141,7 @@ async function planWave(
     }
   }
   // Idempotent outside a step: replaying it writes the same SKIPPED rows.
-  await markNodesSkipped(db, run.runId, skipped);
+  await store.nodesSkipped(run.runId, skipped);
   return ready;
 }
 
@@ -139,13 +158,13 @@ const BATCHES_IN_PARALLEL = 4;
 
 /** One node: its main step, then (OUTPUT) one step per batch and a completing step. */
 async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNode): Promise<NodeSummary> {
-  const executor = nodeExecutors[node.type] as NodeExecutor;
-  const first = await step.run(`node:${node.id}`, () => startNode(deps.db, run, node, executor));
+  const executor = (deps.executors ?? nodeExecutors)[node.type] as NodeExecutor;
+  const first = await step.run(`node:${node.id}`, () => startNode(deps, run, node, executor));
   if (first.status !== "RUNNING") return first;
   const batches = first.batches ?? 0;
   // A few batch steps at a time: the ledger keys each email, so concurrent batches never overlap.
   for (let start = 0; start < batches; start += BATCHES_IN_PARALLEL) {
-    const stop = await stopReason(deps.db, run.runId);
+    const stop = await deps.store.stopReason(run.runId);
     if (stop) return { status: "STOPPED", stop };
     const group = Array.from({ length: Math.min(BATCHES_IN_PARALLEL, batches - start) }, (_, k) => start + k);
     // allSettled: when one batch throws (a lost database connection), its siblings finish before the run is given
@@ -153,7 +172,7 @@ async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNo
     const settled = await Promise.allSettled(
       group.map((batch) =>
         step.run(`node:${node.id}:batch:${batch}`, () =>
-          guard(deps.db, run, node, async (rt): Promise<NodeSummary> => {
+          guard(deps, run, node, async (rt): Promise<NodeSummary> => {
             const stopped = (await executor.runBatch!(node, rt, batch)) === "stopped";
             return { status: stopped ? "STOPPED" : "RUNNING" };
           }),
@@ -166,46 +185,47 @@ async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNo
     const failed = summaries.find((s) => s.status === "FAILED");
     if (failed) return failed;
     // A batch cut short while it waited (a cancel during a long Retry-After): stop now, even after the last group.
-    if (summaries.some((s) => s.status === "STOPPED")) return { status: "STOPPED", stop: (await stopReason(deps.db, run.runId, { fresh: true })) ?? "cancel" };
+    if (summaries.some((s) => s.status === "STOPPED")) return { status: "STOPPED", stop: (await deps.store.stopReason(run.runId, { fresh: true })) ?? "cancel" };
   }
-  return step.run(`node:${node.id}:done`, () => guard(deps.db, run, node, async (rt) => finishNode(deps.db, run, node, await executor.complete!(node, rt))));
+  return step.run(`node:${node.id}:done`, () => guard(deps, run, node, async (rt) => finishNode(deps.store, run, node, await executor.complete!(node, rt))));
 }
 
-async function startNode(db: Db, run: RunInfo, node: GraphNode, executor: NodeExecutor): Promise<NodeSummary> {
-  const finished = await startNodeRow(db, run.runId, node.id);
-  if (finished?.status === "SUCCESS") return guard(db, run, node, async () => ({ status: "SUCCESS", deadTargets: await deadTargets(db, run, node) }));
+async function startNode(deps: EngineDeps, run: RunInfo, node: GraphNode, executor: NodeExecutor): Promise<NodeSummary> {
+  const finished = await deps.store.startNode(run.runId, node.id);
+  if (finished?.status === "SUCCESS") return guard(deps, run, node, async () => ({ status: "SUCCESS", deadTargets: await deadTargets(deps.store, run, node) }));
   if (finished) return { status: "FAILED", error: finished.error ?? "failed" };
-  return guard(db, run, node, async (rt) => {
+  return guard(deps, run, node, async (rt) => {
     const outcome = await executor.execute(node, rt);
     if (outcome.kind === "batched") return { status: "RUNNING", batches: outcome.batches };
-    return finishNode(db, run, node, outcome);
+    return finishNode(deps.store, run, node, outcome);
   });
 }
 
-async function finishNode(db: Db, run: RunInfo, node: GraphNode, outcome: NodeOutcome): Promise<NodeSummary> {
-  const dead = await deadTargets(db, run, node, outcome.output);
+async function finishNode(store: RunStore, run: RunInfo, node: GraphNode, outcome: NodeOutcome): Promise<NodeSummary> {
+  const dead = await deadTargets(store, run, node, outcome.output);
   const items = outcome.itemsOut !== undefined ? ` (${outcome.itemsOut} item${outcome.itemsOut === 1 ? "" : "s"})` : "";
-  await markNodeSucceeded(db, run.runId, node.id, { ...outcome, logMessage: `Node "${node.id}" succeeded${items}` });
+  await store.nodeSucceeded(run.runId, node.id, { ...outcome, logMessage: `Node "${node.id}" succeeded${items}` });
   return { status: "SUCCESS", deadTargets: dead };
 }
 
 /** Runs node code; a NodeError (or any error) fails the node with a sentence instead of escaping the step. */
 async function guard(
-  db: Db,
+  deps: EngineDeps,
   run: RunInfo,
   node: GraphNode,
   fn: (rt: NodeRuntime) => Promise<NodeSummary>,
 ): Promise<NodeSummary> {
-  await beat(db, run.runId);
+  const { store } = deps;
+  await beat(store, run.runId);
   try {
-    return await fn(await runtimeFor(db, run, node));
+    return await fn(await runtimeFor(deps, run, node));
   } catch (error) {
     // Not the node's fault: the run stays RUNNING and is resumed (the sweep, or Inngest's step retry).
     if (!(error instanceof NodeError) && (isConnectionLoss(error) || isDatabaseUnavailable(error))) throw error;
     const message = nodeErrorMessage(error);
     if (!(error instanceof NodeError)) log.error("node failed unexpectedly", { runId: run.runId, nodeId: node.id, error });
-    await markNodeFailed(db, run.runId, node.id, message);
-    await appendRunLog(db, run.runId, "error", `Node "${node.id}" failed: ${message}`, node.id);
+    await store.nodeFailed(run.runId, node.id, message);
+    await store.log(run.runId, "error", `Node "${node.id}" failed: ${message}`, node.id);
     return { status: "FAILED", error: message };
   }
 }
@@ -214,16 +234,19 @@ async function guard(
  * A node's runtime is fixed once it starts (its upstream nodes have all finished), so the batch steps of an OUTPUT
  * node reuse it instead of re-reading the run's statuses for every 100 emails. Another process rebuilds it.
  */
-const runtimes = new Map<string, Promise<NodeRuntime>>();
+const runtimes = new WeakMap<RunStore, Map<string, Promise<NodeRuntime>>>();
 
-function runtimeFor(db: Db, run: RunInfo, node: GraphNode): Promise<NodeRuntime> {
+function runtimeFor(deps: EngineDeps, run: RunInfo, node: GraphNode): Promise<NodeRuntime> {
+  let cached = runtimes.get(deps.store);
+  if (!cached) runtimes.set(deps.store, (cached = new Map()));
   const key = `${run.runId}:${node.id}`;
-  let runtime = runtimes.get(key);
+  let runtime = cached.get(key);
   if (!runtime) {
-    if (runtimes.size >= 64) runtimes.delete(runtimes.keys().next().value as string);
-    runtime = buildRuntime(db, run, node);
-    runtimes.set(key, runtime);
-    runtime.catch(() => runtimes.delete(key));
+    if (cached.size >= 64) cached.delete(cached.keys().next().value as string);
+    runtime = buildRuntime(deps.store, deps.ports, run, node);
+    const entries = cached;
+    entries.set(key, runtime);
+    runtime.catch(() => entries.delete(key));
   }
   return runtime;
 }
@@ -237,13 +260,13 @@ function noteBeat(runId: string): void {
 }
 
 /** Heartbeat at most every few seconds per run: steps can be many and short (OUTPUT batches). */
-async function beat(db: Db, runId: string): Promise<void> {
+async function beat(store: RunStore, runId: string): Promise<void> {
   const now = Date.now();
   if (now - (lastBeat.get(runId) ?? 0) < 5_000) return;
   lastBeat.set(runId, now);
   if (lastBeat.size > 1000) lastBeat.clear();
   // Another process took the run over (this one's lock session was lost meanwhile): stop before the next step.
-  if (!(await heartbeat(db, runId))) throw new RunLostError(runId);
+  if (!(await store.heartbeat(runId))) throw new RunLostError(runId);
 }
 
 function nodeErrorMessage(error: unknown): string {
@@ -252,11 +275,11 @@ function nodeErrorMessage(error: unknown): string {
 }
 
 /** Evaluates the conditions on the node's outgoing edges (scope: upstream outputs by id, this node's included). */
-async function deadTargets(db: Db, run: RunInfo, node: GraphNode, ownOutput?: Record<string, unknown>): Promise<string[]> {
+async function deadTargets(store: RunStore, run: RunInfo, node: GraphNode, ownOutput?: Record<string, unknown>): Promise<string[]> {
   const dead: string[] = [];
   for (const edge of outgoingEdges(run.graph, node.id)) {
     if (!edge.condition) continue;
-    const nodes = await namedOutputs(db, run, edge.condition);
+    const nodes = await namedOutputs(store, run, edge.condition);
     if (ownOutput) nodes[node.id] = ownOutput;
     let live: boolean;
     try {
@@ -270,21 +293,4 @@ async function deadTargets(db: Db, run: RunInfo, node: GraphNode, ownOutput?: Re
     if (!live) dead.push(edge.target);
   }
   return dead;
-}
-
-async function loadRun(db: Db, runId: string): Promise<(RunInfo & { version: number; status: string }) | undefined> {
-  const [row] = await execRows<{ id: string; workflow_id: string; account_id: string; graph: unknown; workflow_version: number; status: string } & RunInfoRow>(
-    db,
-    sql`select id, workflow_id, account_id, graph, workflow_version, status, ${sql.raw(RUN_INFO_COLUMNS)} from runs where id = ${runId}`,
-  );
-  if (!row) return undefined;
-  return {
-    runId: row.id,
-    workflowId: row.workflow_id,
-    accountId: row.account_id,
-    graph: row.graph as Graph,
-    version: Number(row.workflow_version),
-    status: row.status,
-    ...runInfoExtras(row),
-  };
 }

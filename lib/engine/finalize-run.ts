@@ -2,22 +2,17 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { NodeStatus, RunResult } from "@/db/schema";
-import { log } from "@/lib/log";
-import { enqueueRunWebhooks } from "@/lib/webhooks/enqueue-run-webhooks";
 import { forgetRunOutputs, markNodesSkipped } from "./node-store";
+import { outcomeMessage, runOutcome } from "./run-outcome";
+import type { Finalized } from "./run-store";
 import type { RunInfo } from "./runtime";
 
 /**
- * Ends a run: nodes that never ran become SKIPPED, the result counters are summed from what ran, the status is
- * SUCCESS exactly when no node FAILED. Only the call that moves the run out of RUNNING sends webhooks and the wake-up.
+ * Ends a run in PostgreSQL (PgRunStore.finalize): nodes that never ran become SKIPPED, the result counters are summed
+ * from what ran, the status is SUCCESS exactly when no node FAILED. `changed` is true only for the call that moves the
+ * run out of RUNNING: the engine sends webhooks and the wake-up for that one alone.
  */
-export async function finalizeRun(
-  deps: { db: Db; wake: (workflowId: string) => Promise<void> },
-  run: RunInfo,
-  order: string[],
-  options: { cancelled?: boolean } = {},
-): Promise<{ status: "SUCCESS" | "FAILED" }> {
-  const { db } = deps;
+export async function finalizeRunRows(db: Db, run: RunInfo, order: string[], options: { cancelled?: boolean } = {}): Promise<Finalized> {
   // The node rows and the result counters in one read: { emailsSent, filteredOut, totalRows } come from the send
   // ledger and the DATA_SOURCE / FILTER outputs.
   // A retry's emails live in its chain's ledger (keyed by the chain's first run): its emailsSent counts the ledger rows
@@ -40,13 +35,8 @@ export async function finalizeRun(
         from node_results n cross join c where n.run_id = ${run.runId}`,
   );
   await markNodesSkipped(db, run.runId, rows.filter((r) => r.status === "PENDING" || r.status === "RUNNING").map((r) => r.node_id));
-  const failedRows = rows.filter((r) => r.status === "FAILED").sort((a, b) => order.indexOf(a.node_id) - order.indexOf(b.node_id));
-  const status = failedRows.length > 0 || options.cancelled ? "FAILED" : "SUCCESS";
-  const error = options.cancelled
-    ? "Cancelled"
-    : failedRows[0]
-      ? `Node "${failedRows[0].node_id}" failed: ${failedRows[0].error ?? "unknown error"}`
-      : null;
+  const cancelled = options.cancelled === true;
+  const { status, error } = runOutcome(rows.map((r) => ({ nodeId: r.node_id, status: r.status, error: r.error })), order, cancelled);
   const sum = (values: (number | null)[]) => values.reduce<number>((total, v) => total + Number(v ?? 0), 0);
   const result: RunResult = {
     emailsSent: Number(rows[0]?.emails_sent ?? 0),
@@ -56,12 +46,7 @@ export async function finalizeRun(
     duplicates: Number(rows[0]?.duplicates ?? 0),
     ...(run.mode === "preview" ? { emailsPlanned: Number(rows[0]?.planned ?? 0) } : {}),
   };
-  const message =
-    options.cancelled
-      ? `Run cancelled: ${result.emailsSent} email(s) sent before it stopped`
-      : status === "SUCCESS"
-      ? `Run succeeded: ${result.emailsSent} email(s) sent, ${result.filteredOut} row(s) filtered out, ${result.totalRows} row(s) read`
-      : `Run failed: ${error}`;
+  const message = outcomeMessage({ status, error }, result, cancelled);
   // The status change, its log line, and whether the account has webhooks at all, in one round trip. Only the call
   // that moves the run out of RUNNING logs, sends webhooks and wakes the next run.
   const [done] = await execRows<{ updated: number; has_webhooks: boolean }>(
@@ -79,12 +64,5 @@ export async function finalizeRun(
           exists (select 1 from webhooks where account_id = ${run.accountId} and deleted_at is null) as has_webhooks`,
   );
   forgetRunOutputs(run.runId);
-  if (Number(done?.updated ?? 0) === 0) return { status };
-  if (done.has_webhooks) {
-    await enqueueRunWebhooks({ runId: run.runId, workflowId: run.workflowId, accountId: run.accountId, status, result, error }).catch((e) =>
-      log.error("could not enqueue run webhooks", { runId: run.runId, error: e }),
-    );
-  }
-  await deps.wake(run.workflowId).catch((e) => log.error("wake-up failed (the sweep will repair it)", { workflowId: run.workflowId, error: e }));
-  return { status };
+  return { status, result, error, changed: Number(done?.updated ?? 0) > 0, hasWebhooks: done?.has_webhooks === true };
 }

@@ -1,12 +1,9 @@
 import "server-only";
-import { and, eq, inArray } from "drizzle-orm";
-import type { Db } from "@/db/client";
-import { nodeResults, type NodeStatus, type RunMode, type RunTrigger } from "@/db/schema";
+import type { RunMode, RunTrigger } from "@/db/schema";
 import type { Graph, GraphNode } from "@/lib/graph/schema";
-import type { NodeRuntime, NodeState } from "@/lib/nodes/types";
-import { loadOutputs } from "./node-store";
-import { appendRunLog } from "./run-log";
-import { stopReason } from "./run-control";
+import type { NodePorts } from "@/lib/nodes/ports";
+import type { NodeRuntime } from "@/lib/nodes/types";
+import type { RunStore } from "./run-store";
 
 export type RunInfo = {
   runId: string;
@@ -47,28 +44,14 @@ export function namedNodeIds(graph: Graph, text: string): string[] {
   return graph.nodes.map((n) => n.id).filter((id) => new RegExp(`(^|[^A-Za-z0-9_])${id}([^A-Za-z0-9_]|$)`).test(text));
 }
 
-/** The runtime a node executor sees: the states and outputs of the nodes its data names. */
-export async function buildRuntime(db: Db, run: RunInfo, node: GraphNode): Promise<NodeRuntime> {
+/** The runtime a node executor sees: the states and outputs of the nodes its data names, and the node ports. */
+export async function buildRuntime(store: RunStore, ports: NodePorts, run: RunInfo, node: GraphNode): Promise<NodeRuntime> {
   const named = namedNodeIds(run.graph, JSON.stringify(node.data)).filter((id) => id !== node.id);
   // Nodes whose data names no other node (TRIGGER, DATA_SOURCE) need no lookup.
-  const statusRows =
-    named.length === 0
-      ? []
-      : await db
-          .select({ nodeId: nodeResults.nodeId, status: nodeResults.status })
-          .from(nodeResults)
-          .where(and(eq(nodeResults.runId, run.runId), inArray(nodeResults.nodeId, named)));
-  const statuses = new Map<string, NodeStatus>(statusRows.map((r) => [r.nodeId, r.status]));
-  const succeeded = named.filter((id) => statuses.get(id) === "SUCCESS");
-  const outputs = await loadOutputs(db, run.runId, succeeded);
-  const states = new Map<string, NodeState>();
-  for (const id of named) {
-    const status = statuses.get(id) ?? "PENDING";
-    states.set(id, { status, output: status === "SUCCESS" ? outputs.get(id) ?? {} : null });
-  }
-  const nodeOutputs = Object.fromEntries(succeeded.map((id) => [id, outputs.get(id) ?? {}]));
+  const states = await store.nodeStates(run.runId, named);
+  const nodeOutputs = Object.fromEntries(named.filter((id) => states.get(id)?.status === "SUCCESS").map((id) => [id, states.get(id)!.output ?? {}]));
   return {
-    db,
+    ports,
     runId: run.runId,
     workflowId: run.workflowId,
     accountId: run.accountId,
@@ -85,13 +68,13 @@ export async function buildRuntime(db: Db, run: RunInfo, node: GraphNode): Promi
       field,
       ...(item ? { item: item.value, itemIndex: item.index } : {}),
     }),
-    log: (level, message) => appendRunLog(db, run.runId, level, message, node.id),
-    shouldStop: async () => (await stopReason(db, run.runId)) !== null,
+    log: (level, message) => store.log(run.runId, level, message, node.id),
+    shouldStop: async () => (await store.stopReason(run.runId)) !== null,
   };
 }
 
 /** Outputs of the SUCCESS nodes that `text` names (the `nodes` scope of an edge condition). */
-export async function namedOutputs(db: Db, run: RunInfo, text: string): Promise<Record<string, Record<string, unknown>>> {
-  const outputs = await loadOutputs(db, run.runId, namedNodeIds(run.graph, text));
+export async function namedOutputs(store: RunStore, run: RunInfo, text: string): Promise<Record<string, Record<string, unknown>>> {
+  const outputs = await store.outputs(run.runId, namedNodeIds(run.graph, text));
   return Object.fromEntries(outputs);
 }

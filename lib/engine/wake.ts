@@ -10,7 +10,7 @@ import { getEmbeddedExecutor } from "./embedded-executor";
  */
 export async function wakeWorkflow(workflowId: string): Promise<void> {
   if (getConfig().inngest.enabled) {
-    const { sendRunWake } = await import("@/inngest/client");
+    const { sendRunWake } = await import("@/lib/events/inngest");
     await sendRunWake(workflowId);
     return;
   }

@@ -1,16 +1,17 @@
-import type { Db } from "@/db/client";
 import type { NodeStatus, RunMode, RunTrigger } from "@/db/schema";
 import type { Graph, GraphNode, NodeType } from "@/lib/graph/schema";
 import type { TemplateContext } from "@/lib/graph/templates";
-import type { LogLevel } from "@/lib/engine/run-log";
+import type { NodePorts } from "./ports";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
 
 export type NodeOf<T extends NodeType> = Extract<GraphNode, { type: T }>;
 
 export type NodeState = { status: NodeStatus; output: Record<string, unknown> | null };
 
-/** What a node executor may use: the run's identity, its other nodes' results, a log. */
+/** What a node executor may use: the run's identity, its other nodes' results, a log, and narrow ports (no database). */
 export type NodeRuntime = {
-  db: Db;
+  ports: NodePorts;
   runId: string;
   workflowId: string;
   accountId: string;

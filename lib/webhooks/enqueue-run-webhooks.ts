@@ -63,7 +63,7 @@ async function scheduleDeliveries(deliveryIds: string[]): Promise<void> {
     pokeWebhookDeliveryLoop();
     return;
   }
-  const { getInngest } = await import("@/inngest/client");
+  const { getInngest } = await import("@/lib/events/inngest");
   // The event id makes Inngest drop a second event for the same delivery (a repeated call).
   await getInngest().send(
     deliveryIds.map((deliveryId) => webhookDeliverEvent.create({ deliveryId }, { id: `webhook-delivery-${deliveryId}` })),

@@ -2,10 +2,11 @@
 // database (DATABASE_URL or DATA_DIR), the process's own work with it, then a clean stop; exit 0, or 2 on an error.
 import { closeDb, getDb } from "@/db/client";
 import { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { SWEEP_TASKS } from "@/lib/services/background/start-background-work";
 
 export function runExecutorProcess(sweepIntervalMs: number, work: (executor: EmbeddedExecutor) => Promise<void>): void {
   async function main(): Promise<void> {
-    const executor = new EmbeddedExecutor({ getDb, concurrency: 2, sweepIntervalMs });
+    const executor = new EmbeddedExecutor({ getDb, concurrency: 2, sweepIntervalMs, sweepTasks: SWEEP_TASKS });
     await getDb();
     await work(executor);
     await executor.stop();

@@ -6,6 +6,7 @@
 import { closeDb, getDb } from "@/db/client";
 import { setClock } from "@/lib/clock";
 import { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { SWEEP_TASKS } from "@/lib/services/background/start-background-work";
 
 function waitForGo(): Promise<void> {
   return new Promise((resolve) => {
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
   await getDb();
   process.stdout.write("loaded\n");
   if (process.env.WAIT_FOR_GO === "1") await waitForGo();
-  const executor = new EmbeddedExecutor({ getDb, concurrency: 2, sweepIntervalMs: Number(process.env.SWEEP_INTERVAL_MS ?? 250) });
+  const executor = new EmbeddedExecutor({ getDb, concurrency: 2, sweepIntervalMs: Number(process.env.SWEEP_INTERVAL_MS ?? 250), sweepTasks: SWEEP_TASKS });
   executor.start();
   process.stdout.write("ready\n");
   process.on("SIGTERM", () => void executor.stop().then(closeDb).then(() => process.exit(0)));

@@ -3,7 +3,7 @@
 // as instrumentation.ts starts them in `next start` (no HTTP server: the test process serves the API). Prints
 // `READY <epoch ms> <executor key>` once it is ready, then lives until it is killed or signalled.
 import { executorKey } from "@/lib/engine/executor-lock";
-import { installShutdownHandBack, startBackgroundWork } from "@/lib/engine/background";
+import { installShutdownHandBack, startBackgroundWork } from "@/lib/services/background/start-background-work";
 
 async function main(): Promise<void> {
   await startBackgroundWork();

@@ -1,5 +1,5 @@
 import { serve } from "inngest/next";
-import { getInngest } from "@/inngest/client";
+import { getInngest } from "@/lib/events/inngest";
 import { functions } from "@/inngest/functions";
 import { getConfig } from "@/lib/config";
 import { errorResponse, problem } from "@/lib/http/problem";

@@ -1,3 +1,4 @@
+import type { NodePorts } from "../ports";
 import type { NodeRuntime } from "../types";
 
 /** A runtime over fixed upstream outputs, for unit tests of executors that need no database. */
@@ -5,7 +6,7 @@ export function fakeRuntime(outputs: Record<string, Record<string, unknown>>, sk
   const state = (id: string) =>
     outputs[id] ? { status: "SUCCESS" as const, output: outputs[id] } : skipped.includes(id) ? { status: "SKIPPED" as const, output: null } : undefined;
   return {
-    db: undefined as never,
+    ports: unavailablePorts,
     runId: "run_test",
     workflowId: "wf_test",
     accountId: "usr_test",
@@ -21,3 +22,15 @@ export function fakeRuntime(outputs: Record<string, Record<string, unknown>>, sk
     shouldStop: async () => false,
   };
 }
+
+const unavailable = () => {
+  throw new Error("This unit test's runtime has no ports: use an executor that needs none, or pass ports");
+};
+
+/** Ports that refuse every call: a test of a pure executor (FILTER, templates) must not reach them. */
+export const unavailablePorts: NodePorts = {
+  uploads: { find: unavailable, readRows: unavailable },
+  aiSettings: unavailable,
+  ledger: new Proxy({} as NodePorts["ledger"], { get: () => unavailable }),
+  pacing: { acquire: unavailable, report: unavailable },
+};

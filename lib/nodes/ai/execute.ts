@@ -2,7 +2,6 @@ import "server-only";
 import { AiCallError, generateStructured } from "@/lib/ai/generate";
 import { resolveModelId } from "@/lib/ai/model";
 import type { DeclaredOutput } from "@/lib/ai/output-schema";
-import { loadAiSettings } from "@/lib/ai/settings";
 import { renderTemplateString, TemplateError } from "@/lib/graph/templates";
 import { NodeError, type NodeExecutor, type NodeRuntime } from "../types";
 
@@ -11,7 +10,7 @@ type AiData = { prompt: string; output: DeclaredOutput[]; model?: string; system
 export const aiExecutor: NodeExecutor<"AI"> = {
   async execute(node, rt) {
     const data = node.data as AiData;
-    const settings = await loadAiSettings(rt.db, rt.accountId);
+    const settings = await rt.ports.aiSettings(rt.accountId);
     if (!settings) throw new NodeError("AI provider key not configured: add one under Settings → AI provider.");
     const modelId = resolveModelId(settings, data.model);
     if (!modelId) throw new NodeError("No AI model chosen: set one on this node or in Settings → AI provider.");

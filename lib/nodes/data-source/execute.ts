@@ -1,5 +1,4 @@
 import "server-only";
-import { findUpload, readUploadRows } from "@/db/queries/upload-rows";
 import { loadDriveFileRows } from "@/lib/google/drive-rows";
 import { AppError } from "@/lib/http/errors";
 import { sanitizeProviderMessage } from "@/lib/net/provider-message";
@@ -9,10 +8,10 @@ export const dataSourceExecutor: NodeExecutor<"DATA_SOURCE"> = {
   async execute(node, rt) {
     const data = node.data as { uploadId?: string; driveFileId?: string };
     if (data.uploadId) {
-      const upload = await findUpload(rt.db, rt.accountId, data.uploadId);
+      const upload = await rt.ports.uploads.find(rt.accountId, data.uploadId);
       if (!upload) throw new NodeError(`Upload ${data.uploadId} no longer exists: upload the CSV again and point this node at it.`);
       // An explicit limit: the default (MAX_SAFE_INTEGER) overflows the int column it is compared with.
-      const rows = await readUploadRows(rt.db, upload, 0, upload.rowCount);
+      const rows = await rt.ports.uploads.readRows(upload, 0, upload.rowCount);
       return { kind: "done", output: { rows, rowCount: rows.length, columns: upload.columns }, itemsOut: rows.length };
     }
     if (data.driveFileId) {

@@ -2,7 +2,7 @@ import "server-only";
 import { getConfig } from "@/lib/config";
 import { getEmailSender, type EmailSender } from "@/lib/email";
 import { NodeError, type NodeExecutor, type NodeOf, type NodeRuntime } from "../types";
-import { countByStatus, markSent, markUnsentFailed, pendingInRange, quotaUsage, recordEmails, reopenUnsent, writeProgress, type LedgerEmail, type LedgerKey } from "./ledger";
+import type { LedgerEmail, LedgerKey } from "../ports";
 import { forEachItems, outputData, renderAllEmails, renderEmail, unsubscribeHeaders, type RenderedEmail } from "./render-emails";
 import { sendBatchWithRetry, SendStopped, type SendContext } from "./send-with-retry";
 
@@ -23,10 +23,10 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
     const emails = await renderAllEmails(node, rt, items);
     const key = ledgerKey(node, rt);
     const preview = rt.mode === "preview";
-    await reopenUnsent(rt.db, key);
-    await recordEmails(rt.db, key, plan(node, emails, preview));
+    await rt.ports.ledger.reopenUnsent(key);
+    await rt.ports.ledger.recordEmails(key, plan(node, emails, preview));
     if (preview) {
-      const counts = await countByStatus(rt.db, key.runId, node.id);
+      const counts = await rt.ports.ledger.countByStatus(key.runId, node.id);
       await rt.log("info", `Preview: ${fmt(counts.preview)} email(s) planned, ${fmt(counts.suppressed)} suppressed, ${fmt(counts.duplicate)} duplicate(s); nothing sent`);
       return {
         kind: "done",
@@ -36,7 +36,7 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
       };
     }
     await assertWithinQuota(rt, key);
-    await writeProgress(rt.db, key, rt.runId);
+    await rt.ports.ledger.writeProgress(key, rt.runId);
     return { kind: "batched", batches: Math.ceil(items.length / EMAILS_PER_BATCH) };
   },
 
@@ -45,7 +45,7 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
     const from = batch * EMAILS_PER_BATCH;
     const items = forEachItems(node, rt);
     const to = Math.min(items.length, from + EMAILS_PER_BATCH);
-    const { indexes, startedAtMs } = await pendingInRange(rt.db, key, rt.runId, from, to);
+    const { indexes, startedAtMs } = await rt.ports.ledger.pendingInRange(key, rt.runId, from, to);
     if (indexes.length === 0) return;
     const emails: RenderedEmail[] = indexes.sort((a, b) => a - b).map((i) => {
       const email = renderEmail(node, rt, items[i], i);
@@ -70,20 +70,20 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
         `${key.runId}:${node.id}:batch:${batch}:${emails.length}`,
         sendContext(rt, key, sender, startedAtMs),
       );
-      await markSent(rt.db, key, rt.runId, emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id })));
+      await rt.ports.ledger.markSent(key, rt.runId, emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id })));
     } catch (error) {
       // Cancelled (or handed back) while waiting to send: the batch stays pending; the engine stops the run before
       // the next batch group (a retry of the run, or the process that resumes it, sends it).
       if (error instanceof SendStopped) return "stopped";
-      if (error instanceof NodeError) await markUnsentFailed(rt.db, key, error.message);
+      if (error instanceof NodeError) await rt.ports.ledger.markUnsentFailed(key, error.message);
       throw error;
     }
   },
 
   async complete(node, rt) {
     const key = ledgerKey(node, rt);
-    const counts = await countByStatus(rt.db, key.runId, node.id);
-    const progress = await writeProgress(rt.db, key, rt.runId);
+    const counts = await rt.ports.ledger.countByStatus(key.runId, node.id);
+    const progress = await rt.ports.ledger.writeProgress(key, rt.runId);
     await rt.log("info", `Sent ${fmt(progress.sent)} email${progress.sent === 1 ? "" : "s"}` + skippedText(counts.suppressed, counts.duplicate));
     const itemsIn = counts.pending + counts.sent + counts.suppressed + counts.duplicate + counts.failed + counts.preview;
     return { kind: "done", output: { emailsSent: counts.sent, suppressed: counts.suppressed, duplicates: counts.duplicate }, itemsIn, itemsOut: counts.sent };
@@ -112,12 +112,12 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, start
   const config = getConfig();
   const budgetMinutes = config.emailSendBudgetMinutes;
   const progress = async () => {
-    const counts = await countByStatus(rt.db, key.runId, key.nodeId);
+    const counts = await rt.ports.ledger.countByStatus(key.runId, key.nodeId);
     // Failed rows are emails this node has not sent (a parallel batch may have marked them already).
     return { sent: counts.sent, total: counts.sent + counts.pending + counts.failed };
   };
   return {
-    db: rt.db,
+    pacing: rt.ports.pacing,
     ratePerSecond: sender.name === "mailbox" ? (config.mailboxRatePerSecond ?? config.emailRatePerSecond) : config.emailRatePerSecond,
     deadline: (startedAtMs ?? Date.now()) + budgetMinutes * 60_000,
     shouldStop: () => rt.shouldStop(),
@@ -136,12 +136,12 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, start
 /** Flowmail's own EMAIL_DAILY_QUOTA: checked before the first email, so a node never stops half-way for it. */
 async function assertWithinQuota(rt: NodeRuntime, key: LedgerKey): Promise<void> {
   const quota = getConfig().emailDailyQuota;
-  const { usedToday, thisNode } = await quotaUsage(rt.db, key);
+  const { usedToday, thisNode } = await rt.ports.ledger.quotaUsage(key);
   if (thisNode > 0 && usedToday + thisNode > quota) {
     const message =
       `Flowmail's daily email quota (EMAIL_DAILY_QUOTA, ${fmt(quota)}) is used up: ${fmt(usedToday)} workflow emails were already sent today and this node has ${fmt(thisNode)} to send, so none of them was sent. ` +
       "Retry the run after the quota resets (midnight UTC) or send to fewer recipients; emails already sent will not be sent again.";
-    await markUnsentFailed(rt.db, key, message);
+    await rt.ports.ledger.markUnsentFailed(key, message);
     throw new NodeError(message);
   }
 }

@@ -1,7 +1,7 @@
 import "server-only";
 import { renderTemplate, renderTemplateString, TemplateError } from "@/lib/graph/templates";
 import { EMAIL_ADDRESS, normalizeEmail } from "@/lib/schemas/email-address";
-import { unsubscribeUrl } from "@/lib/services/suppressions/unsubscribe-token";
+import { unsubscribeUrl } from "@/lib/email/unsubscribe-token";
 import { describe } from "../filter/execute";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";
 

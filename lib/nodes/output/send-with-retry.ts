@@ -1,7 +1,7 @@
 import "server-only";
-import type { Db } from "@/db/client";
-import { acquireSendSlot, reportRateLimit, waitUnlessStopped } from "@/lib/email/pacing";
+import { waitUnlessStopped } from "@/lib/email/pacing";
 import { EmailSendError, type EmailSender, type OutgoingEmail, type SendResult } from "@/lib/email/types";
+import type { SendPacing } from "../ports";
 import { NodeError } from "../types";
 
 export const retryPolicy = {
@@ -21,7 +21,7 @@ export class SendStopped extends Error {
 }
 
 export type SendContext = {
-  db: Db;
+  pacing: SendPacing;
   /** Provider calls per second (EMAIL_RATE_PER_SECOND) for paced transports. */
   ratePerSecond: number;
   /** When the node's send budget (EMAIL_SEND_BUDGET_MINUTES from the node's start) runs out, epoch ms. */
@@ -44,11 +44,11 @@ export type SendContext = {
  */
 export async function sendBatchWithRetry(sender: EmailSender, emails: OutgoingEmail[], batchKey: string, ctx: SendContext): Promise<SendResult[]> {
   for (let attempt = 1; ; attempt++) {
-    if (sender.pacingKey && !(await acquireSendSlot(ctx.db, sender.pacingKey, ctx.ratePerSecond, ctx.shouldStop))) throw new SendStopped();
+    if (sender.pacingKey && !(await ctx.pacing.acquire(sender.pacingKey, ctx.ratePerSecond, ctx.shouldStop))) throw new SendStopped();
     try {
       if (!sender.sendBatchDetailed) return await sender.sendBatch(emails, batchKey);
       const { results, rateLimit } = await sender.sendBatchDetailed(emails, batchKey);
-      if (sender.pacingKey) await reportRateLimit(ctx.db, sender.pacingKey, ctx.ratePerSecond, rateLimit, 200);
+      if (sender.pacingKey) await ctx.pacing.report(sender.pacingKey, ctx.ratePerSecond, rateLimit, 200);
       return results;
     } catch (error) {
       if (!(error instanceof EmailSendError)) throw error;
@@ -57,7 +57,7 @@ export async function sendBatchWithRetry(sender: EmailSender, emails: OutgoingEm
       let wait: number;
       if (error.details.status === 429 && sender.pacingKey) {
         // The shared limiter now holds every sender until Retry-After has passed; the next slot waits for it.
-        await reportRateLimit(ctx.db, sender.pacingKey, ctx.ratePerSecond, error.details.rateLimit ?? { retryAfterSeconds: 1 }, 429);
+        await ctx.pacing.report(sender.pacingKey, ctx.ratePerSecond, error.details.rateLimit ?? { retryAfterSeconds: 1 }, 429);
         wait = 0;
       } else if (error.retryAfterSeconds !== undefined) {
         wait = Math.min(retryPolicy.maxDelayMs, error.retryAfterSeconds * 1000) + Math.random() * retryPolicy.baseDelayMs;

@@ -1,7 +1,7 @@
 import "server-only";
 import { AppError } from "@/lib/http/errors";
 import { addSuppressions } from "./add-suppressions";
-import { readUnsubscribeToken } from "./unsubscribe-token";
+import { readUnsubscribeToken } from "@/lib/email/unsubscribe-token";
 
 /**
  * RFC 8058 one-click unsubscribe: a valid token suppresses its address for its account as `unsubscribed`. Repeating

@@ -3,24 +3,13 @@ import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { EmailSendStatus } from "@/db/schema";
 import { newId } from "@/lib/ids";
+import type { LedgerEmail, LedgerKey, StatusCounts } from "@/lib/nodes/ports";
 
 /**
- * The send ledger: one row per (ledger run, node, item), the exactly-once guard and the per-email record of a run.
- * `runId` here is the ledger run (the first run of a retry chain), so a retry never re-sends what its chain sent.
+ * The send ledger on PostgreSQL: the SendLedger port of OUTPUT (lib/nodes/ports.ts, bound in lib/engine/pg-node-ports.ts).
+ * One row per (ledger run, node, item): the exactly-once guard and the per-email record of a run. `runId` in a key is
+ * the ledger run (the first run of a retry chain), so a retry never re-sends what its chain sent.
  */
-export type LedgerKey = { runId: string; nodeId: string; accountId: string };
-
-export type LedgerEmail = {
-  itemIndex: number;
-  to: string;
-  subject: string;
-  status: Extract<EmailSendStatus, "pending" | "duplicate" | "preview">;
-  body?: string;
-  format?: "text" | "html";
-};
-
-export type StatusCounts = Record<EmailSendStatus, number>;
-
 /** Rows per ledger insert: on PGlite (synchronous WASM) 5,000 rows held the event loop ~110 ms per statement. */
 const CHUNK = 1000;
 

@@ -2,8 +2,19 @@ import "server-only";
 import { getDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
-import { getEmbeddedExecutor, startEmbeddedExecutor } from "./embedded-executor";
-import { acquireExecutorLock, releaseExecutorLock } from "./executor-lock";
+import { nowDate } from "@/lib/clock";
+import { getEmbeddedExecutor, startEmbeddedExecutor, type EmbeddedExecutorOptions } from "@/lib/engine/embedded-executor";
+import { acquireExecutorLock, releaseExecutorLock } from "@/lib/engine/executor-lock";
+import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
+import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
+
+/** Housekeeping that rides on the embedded executor's sweep (every 5 s). */
+export const SWEEP_TASKS: NonNullable<EmbeddedExecutorOptions["sweepTasks"]> = [
+  // Schedules (CONTRACT 13): due slots become runs here; a slot is claimed in the database, so instances never double up.
+  { name: "schedule sweep", run: (db, poke) => enqueueDueSlots(db, nowDate(), poke) },
+  // Resumable uploads (CONTRACT 14): unfinished tus uploads expire after 24 h.
+  { name: "tus upload expiry", run: () => expireTusUploads() },
+];
 
 /**
  * Background work of one server process. With Inngest configured, runs are executed by the `execute-run` function
@@ -18,7 +29,7 @@ export async function startBackgroundWork(): Promise<void> {
     await getDb();
     // The lock before the executor: every run this process claims carries a key whose session is alive.
     if (config.databaseUrl) await acquireExecutorLock(config.databaseUrl);
-    startEmbeddedExecutor({ getDb, concurrency: config.executorConcurrency, retentionDays: config.runOutputRetentionDays }, { resumeAllRunning: !config.databaseUrl });
+    startEmbeddedExecutor({ getDb, concurrency: config.executorConcurrency, retentionDays: config.runOutputRetentionDays, sweepTasks: SWEEP_TASKS }, { resumeAllRunning: !config.databaseUrl });
     log.info("embedded run executor started", { concurrency: config.executorConcurrency });
   }
 }

@@ -1,0 +1,17 @@
+import "server-only";
+import type { Db } from "@/db/client";
+import { enqueueRunWebhooks } from "@/lib/webhooks/enqueue-run-webhooks";
+import type { EngineDeps } from "./execute-run";
+import { pgNodePorts } from "./pg-node-ports";
+import { PgRunStore } from "./pg-run-store";
+
+/** The engine wired to one database: its run store, the node ports, run webhooks, and the given wake-up. */
+export function pgEngineDeps(db: Db, wake: (workflowId: string) => Promise<void>): EngineDeps {
+  return {
+    store: new PgRunStore(db),
+    ports: pgNodePorts(db),
+    wake,
+    runFinished: (run, finalized) =>
+      enqueueRunWebhooks({ runId: run.runId, workflowId: run.workflowId, accountId: run.accountId, status: finalized.status, result: finalized.result, error: finalized.error }),
+  };
+}

@@ -1,0 +1,32 @@
+import "server-only";
+import type { Db } from "@/db/client";
+import { findUpload, readUploadRows } from "@/db/queries/upload-rows";
+import { loadAiSettings } from "@/lib/ai/settings";
+import { acquireSendSlot, reportRateLimit } from "@/lib/email/pacing";
+import * as ledger from "@/db/queries/send-ledger";
+import type { NodePorts } from "@/lib/nodes/ports";
+
+/** The node ports on PostgreSQL (or PGlite): what DATA_SOURCE, AI and OUTPUT reach, bound to one database. */
+export function pgNodePorts(db: Db): NodePorts {
+  return {
+    uploads: {
+      find: (accountId, uploadId) => findUpload(db, accountId, uploadId),
+      readRows: (upload, offset, limit) => readUploadRows(db, upload, offset, limit),
+    },
+    aiSettings: (accountId) => loadAiSettings(db, accountId),
+    ledger: {
+      recordEmails: (key, emails) => ledger.recordEmails(db, key, emails),
+      reopenUnsent: (key) => ledger.reopenUnsent(db, key),
+      pendingInRange: (key, execRunId, from, to) => ledger.pendingInRange(db, key, execRunId, from, to),
+      markSent: (key, execRunId, sent) => ledger.markSent(db, key, execRunId, sent),
+      writeProgress: (key, execRunId) => ledger.writeProgress(db, key, execRunId),
+      markUnsentFailed: (key, error) => ledger.markUnsentFailed(db, key, error),
+      countByStatus: (ledgerRunId, nodeId) => ledger.countByStatus(db, ledgerRunId, nodeId),
+      quotaUsage: (key) => ledger.quotaUsage(db, key),
+    },
+    pacing: {
+      acquire: (key, rate, shouldStop) => acquireSendSlot(db, key, rate, shouldStop),
+      report: (key, rate, info, status) => reportRateLimit(db, key, rate, info, status),
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// What node executors may reach outside the run (issue 19): a narrow set of ports instead of the database. The engine
+// hands each node a runtime holding these (lib/engine/pg-node-ports.ts binds them to PostgreSQL); unit tests pass
+// in-memory ones. Type-only imports: nothing here touches a database.
+import type { AiSettings } from "@/lib/ai/settings";
+import type { RateLimitInfo } from "@/lib/email/types";
+import type { EmailSendStatus } from "@/db/schema";
+
+export type UploadRef = { id: string; columns: string[]; rowCount: number };
+
+/** The account's uploaded CSVs (DATA_SOURCE). */
+export interface UploadReader {
+  /** The upload if it exists, is not deleted and belongs to the account. */
+  find(accountId: string, uploadId: string): Promise<UploadRef | undefined>;
+  /** Rows [offset, offset + limit) in file order. */
+  readRows(upload: UploadRef, offset: number, limit: number): Promise<Record<string, string>[]>;
+}
+
+/**
+ * A send-ledger key: one row per (ledger run, node, item), the exactly-once guard and the per-email record of a run.
+ * `runId` here is the ledger run (the first run of a retry chain), so a retry never re-sends what its chain sent.
+ */
+export type LedgerKey = { runId: string; nodeId: string; accountId: string };
+
+export type LedgerEmail = {
+  itemIndex: number;
+  to: string;
+  subject: string;
+  status: Extract<EmailSendStatus, "pending" | "duplicate" | "preview">;
+  body?: string;
+  format?: "text" | "html";
+};
+
+export type StatusCounts = Record<EmailSendStatus, number>;
+
+/** The send ledger (OUTPUT): one record per email, the exactly-once guard (PostgreSQL: db/queries/send-ledger.ts). */
+export interface SendLedger {
+  recordEmails(key: LedgerKey, emails: LedgerEmail[]): Promise<void>;
+  reopenUnsent(key: LedgerKey): Promise<void>;
+  pendingInRange(key: LedgerKey, execRunId: string, from: number, to: number): Promise<{ indexes: number[]; startedAtMs: number | null }>;
+  markSent(key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<void>;
+  writeProgress(key: LedgerKey, execRunId: string): Promise<{ sent: number; total: number }>;
+  markUnsentFailed(key: LedgerKey, error: string): Promise<void>;
+  countByStatus(ledgerRunId: string, nodeId: string): Promise<StatusCounts>;
+  quotaUsage(key: LedgerKey): Promise<{ usedToday: number; thisNode: number }>;
+}
+
+/** The provider rate limit shared by every sender of a key (lib/email/pacing.ts). */
+export interface SendPacing {
+  /** Waits for a send slot; false when `shouldStop` said stop while waiting. */
+  acquire(key: string, ratePerSecond: number, shouldStop?: () => Promise<boolean>): Promise<boolean>;
+  /** Feeds a provider answer's rate-limit headers (or a 429) back to the limiter. */
+  report(key: string, ratePerSecond: number, info: RateLimitInfo | undefined, status?: number | null): Promise<void>;
+}
+
+export interface NodePorts {
+  uploads: UploadReader;
+  /** The account's AI provider settings with the key decrypted, or null when none is configured. */
+  aiSettings(accountId: string): Promise<AiSettings | null>;
+  ledger: SendLedger;
+  pacing: SendPacing;
+}
