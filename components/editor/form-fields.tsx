@@ -2,7 +2,7 @@
 // The config panel's generic fields, drawn from a node definition's form hints (lib/nodes/<type>/definition.ts).
 import type { ReactNode } from "react";
 import type { ValidationResult } from "@/lib/client/types";
-import { isOptionalField, type FormField, type GenericFieldKind, type NodeDefinition } from "@/lib/nodes/node-definition";
+import type { FormField, GenericFieldKind, NodeDefinition } from "@/lib/nodes/node-definition";
 import { Field, Input, Select, Textarea, humanize } from "@/components/ui";
 import type { Suggestion } from "./suggestions";
 import { TemplateField } from "./template-field";
@@ -96,8 +96,7 @@ export const GENERIC_CONTROLS: ReadonlySet<string> = new Set(Object.keys(CONTROL
 
 /** A labelled generic field; an optional data key is removed when emptied, a required one keeps "". */
 export function FormFieldView({ field, definition, config, issues, onChange, suggestions, columns }: FieldProps) {
-  const optional = isOptionalField(definition, field.name);
-  const set = (value: unknown) => onChange(optional ? patch(config, field.name, value) : { ...config, [field.name]: value });
+  const set = (value: unknown) => onChange(field.optional ? patch(config, field.name, value) : { ...config, [field.name]: value });
   const Control = CONTROLS[field.kind as GenericFieldKind];
   const hint =
     field.kind === "expression" && columns.length ? (

@@ -1,6 +1,8 @@
 // Response shapes of the REST API as CONTRACT.md names them. The graph types come from lib/graph/schema.ts
-// (client-safe: zod and the node definitions only); the editor's graph is a draft, its node data not yet validated.
-export { AI_OUTPUT_TYPES, NODE_TYPES } from "@/lib/graph/schema";
+// (types only); the editor's graph is a draft, its node data not yet validated.
+// Values from the definitions themselves: lib/graph/schema.ts would bring zod into the browser bundle.
+export { NODE_TYPES } from "@/lib/nodes/definitions";
+export { AI_OUTPUT_TYPES } from "@/lib/nodes/ai/definition";
 export type { AiOutputField, AiOutputType, GraphEdge, NodeType } from "@/lib/graph/schema";
 export type { GraphDraft as Graph, GraphNodeDraft as GraphNode } from "@/lib/graph/schema";
 import type { GraphDraft as Graph, NodeType } from "@/lib/graph/schema";

@@ -1,25 +1,16 @@
-// The workflow graph's shape (CONTRACT.md section 4). Client-safe: the React editor imports this file, so it
-// depends on zod only. Semantic rules (cycles, reachability, template references…) live in validate.ts.
+// The workflow graph's shape (CONTRACT.md section 4). Client-safe: depends on zod and the node definitions only
+// (the editor imports its types; its values would bring zod into the editor's bundle). Semantic rules (cycles, reachability, template references…) live in validate.ts.
 import { z } from "zod";
-import { nodeDefinitions, type NodeDefinitions } from "@/lib/nodes/definitions";
-import { FORBIDDEN_KEYS } from "@/lib/nodes/node-definition";
-import { AI_OUTPUT_TYPES, aiDataSchema, aiOutputFieldSchema } from "@/lib/nodes/ai/definition";
-import { dataSourceDataSchema } from "@/lib/nodes/data-source/definition";
-import { filterDataSchema } from "@/lib/nodes/filter/definition";
-import { EMAIL_FORMATS, outputDataSchema } from "@/lib/nodes/output/definition";
-import { triggerDataSchema } from "@/lib/nodes/trigger/definition";
+import { NODE_TYPES, nodeDefinitions, type NodeDefinitions } from "@/lib/nodes/definitions";
+import { FORBIDDEN_KEYS, type Zod } from "@/lib/nodes/node-definition";
+import { AI_OUTPUT_TYPES, aiOutputFieldSchema as buildAiOutputFieldSchema } from "@/lib/nodes/ai/definition";
+import { EMAIL_FORMATS } from "@/lib/nodes/output/definition";
 
 // The node types and their data schemas come from the definitions (lib/nodes/<type>/definition.ts, listed in
-// lib/nodes/definitions.ts); this file only assembles them. Re-exported under the names the code has always used.
-export { AI_OUTPUT_TYPES, EMAIL_FORMATS, FORBIDDEN_KEYS };
+// lib/nodes/definitions.ts); this file builds the schemas with zod, once, and assembles the graph's. Exported under
+// the names the code has always used.
+export { AI_OUTPUT_TYPES, EMAIL_FORMATS, FORBIDDEN_KEYS, NODE_TYPES };
 export type { AiOutputType } from "@/lib/nodes/ai/definition";
-export { aiDataSchema, aiOutputFieldSchema, dataSourceDataSchema, filterDataSchema, outputDataSchema, triggerDataSchema };
-
-// Mapped over the definitions' tuple, so NODE_TYPES and the node union keep one literal type per position.
-type TypesOf<D extends readonly unknown[]> = { -readonly [K in keyof D]: D[K] extends { type: infer T } ? T : never };
-
-/** Every node type, in the palette's order. */
-export const NODE_TYPES = nodeDefinitions.map((definition) => definition.type) as TypesOf<NodeDefinitions>;
 export type NodeType = (typeof NODE_TYPES)[number];
 
 export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
@@ -38,11 +29,19 @@ export const nodeIdSchema = z
   .refine((id) => !RESERVED_NODE_IDS.includes(id), { message: "This node id is reserved" });
 
 type DefinitionOf<T extends NodeType> = Extract<NodeDefinitions[number], { type: T }>;
+type BuiltSchema<D> = D extends { dataSchema: (zod: Zod) => infer S extends z.ZodType } ? S : never;
 
-/** Each type's data schema, keyed by type. */
-export const nodeDataSchemas = Object.fromEntries(nodeDefinitions.map((definition) => [definition.type, definition.schema])) as {
-  [T in NodeType]: DefinitionOf<T>["schema"];
+/** Each type's data schema, keyed by type: built here, once, from its definition. */
+export const nodeDataSchemas = Object.fromEntries(nodeDefinitions.map((definition) => [definition.type, definition.dataSchema(z)])) as {
+  [T in NodeType]: BuiltSchema<DefinitionOf<T>>;
 };
+
+export const triggerDataSchema = nodeDataSchemas.TRIGGER;
+export const dataSourceDataSchema = nodeDataSchemas.DATA_SOURCE;
+export const aiDataSchema = nodeDataSchemas.AI;
+export const filterDataSchema = nodeDataSchemas.FILTER;
+export const outputDataSchema = nodeDataSchemas.OUTPUT;
+export const aiOutputFieldSchema = buildAiOutputFieldSchema(z);
 
 export const positionSchema = z.strictObject({ x: z.number(), y: z.number() });
 
@@ -50,12 +49,12 @@ function nodeSchema<T extends string, D extends z.ZodType>(type: T, data: D) {
   return z.strictObject({ id: nodeIdSchema, type: z.literal(type), data, position: positionSchema.optional() });
 }
 
-type NodeSchemaOf<D> = D extends { type: infer T extends string; schema: infer S extends z.ZodType } ? ReturnType<typeof nodeSchema<T, S>> : never;
+type NodeSchemaOf<D> = D extends { type: infer T extends string } ? ReturnType<typeof nodeSchema<T, BuiltSchema<D>>> : never;
 type NodeSchemas<D> = D extends readonly [infer First, ...infer Rest] ? [NodeSchemaOf<First>, ...NodeSchemas<Rest>] : [];
 
 export const graphNodeSchema = z.discriminatedUnion(
   "type",
-  nodeDefinitions.map((definition) => nodeSchema(definition.type, definition.schema)) as unknown as NodeSchemas<NodeDefinitions>,
+  nodeDefinitions.map((definition) => nodeSchema(definition.type, nodeDataSchemas[definition.type])) as unknown as NodeSchemas<NodeDefinitions>,
 );
 
 export const graphEdgeSchema = z.strictObject({

@@ -1,11 +1,12 @@
 // The node definitions are the one source of the node types: the graph schema, validation, the executor registry
 // and docs/node-types.md must agree with them (the editor's side: components/editor/definitions-ui.test.ts).
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { NODE_TYPES, TEMPLATE_FIELDS, graphNodeSchema, nodeDataSchemas, validateGraph } from "@/lib/graph";
 import { nodeDefinition, nodeDefinitions } from "./definitions";
-import { GENERIC_FIELD_KINDS, isOptionalField } from "./node-definition";
+import { GENERIC_FIELD_KINDS } from "./node-definition";
 import { nodeTypesMarkdown } from "./node-types-doc";
 import { nodeExecutors } from "./registry";
 
@@ -23,16 +24,15 @@ describe("node definitions", () => {
 
   it("are the data schemas of the graph schema", () => {
     for (const d of nodeDefinitions) {
-      expect(nodeDataSchemas[d.type]).toBe(d.schema);
       const node = { id: "n", type: d.type, data: d.defaultData() };
-      expect(graphNodeSchema.safeParse(node).success).toBe(d.schema.safeParse(node.data).success);
+      expect(graphNodeSchema.safeParse(node).success).toBe(nodeDataSchemas[d.type].safeParse(node.data).success);
     }
   });
 
   it("give a new node data that passes, or names exactly the fields a person must fill in (as before)", () => {
     const problems = Object.fromEntries(
       nodeDefinitions.map((d) => {
-        const parsed = d.schema.safeParse(d.defaultData());
+        const parsed = nodeDataSchemas[d.type].safeParse(d.defaultData());
         return [d.type, parsed.success ? "valid" : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`)];
       }),
     );
@@ -59,17 +59,25 @@ describe("node definitions", () => {
     expect(result.errors.map((e) => e.message)).toContain('Node type is "NOPE"; use one of TRIGGER, DATA_SOURCE, AI, FILTER, OUTPUT');
   });
 
-  it("name form fields that are data keys of their schema, each once", () => {
+  it("name form fields that are data keys of their schema, each once, optional exactly when the schema says so", () => {
     for (const d of nodeDefinitions) {
       const names = d.form.map((f) => f.name);
       expect(new Set(names).size, d.type).toBe(names.length);
-      const shape = (d.schema as { shape?: Record<string, unknown> }).shape;
+      const shape = (nodeDataSchemas[d.type] as { shape?: Record<string, z.ZodType> }).shape;
       const generic = d.form.filter((f) => (GENERIC_FIELD_KINDS as readonly string[]).includes(f.kind));
-      for (const field of generic) expect(shape && field.name in shape, `${d.type}.${field.name}`).toBe(true);
+      for (const field of generic) {
+        expect(shape && field.name in shape, `${d.type}.${field.name}`).toBe(true);
+        expect(!!field.optional, `${d.type}.${field.name} optional`).toBe(shape![field.name].safeParse(undefined).success);
+      }
     }
-    expect(isOptionalField(nodeDefinition("AI"), "model")).toBe(true);
-    expect(isOptionalField(nodeDefinition("AI"), "prompt")).toBe(false);
-    expect(isOptionalField(nodeDefinition("OUTPUT"), "body")).toBe(false);
+  });
+
+  it("build their data schemas only when handed zod (the editor's bundle loads none)", () => {
+    const folders = readdirSync(__dirname, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync(path.join(__dirname, e.name, "definition.ts")));
+    expect(folders.length).toBe(nodeDefinitions.length);
+    const files = ["definitions.ts", "node-definition.ts", ...folders.map((f) => path.join(f.name, "definition.ts"))];
+    for (const file of files) expect(readFileSync(path.join(__dirname, file), "utf8"), file).not.toMatch(/^import (?!type )[^;]*from "zod"/m);
+    for (const d of nodeDefinitions) expect(d.dataSchema(z)).not.toBe(nodeDataSchemas[d.type]);
   });
 
   it("drive which fields validation reads as templates", () => {

@@ -1,7 +1,12 @@
 // What a node type's client-safe half declares (lib/nodes/<type>/definition.ts). The graph schema
 // (lib/graph/schema.ts), validation, the editor's palette, canvas card and config panel, and docs/node-types.md are
-// all built from these objects. Depends on zod only: the browser bundle and lib/graph import it.
-import { z } from "zod";
+// all built from these objects. Client-safe, and free of zod at run time: a definition's data schema is a function
+// of the zod namespace, built once by lib/graph/schema.ts, so the editor (palette, cards, inspector) loads no zod
+// (issue 17 keeps its JavaScript ≤ 300 KB gzip; zod weighs about 33 KB of it).
+import type { z } from "zod";
+
+/** The zod namespace a definition builds its data schema with. */
+export type Zod = typeof z;
 
 /** Field kinds the config panel draws itself (components/editor/form-fields.tsx). */
 export const GENERIC_FIELD_KINDS = [
@@ -42,12 +47,17 @@ export interface FormField {
   step?: number;
   /** Fields with a section fold into a <details> of that title below the others. */
   section?: string;
+  /** The data key may be absent: emptying the field removes it (checked against the schema by definitions.test.ts). */
+  optional?: boolean;
 }
 
 export interface NodeDefinition<T extends string = string, S extends z.ZodType = z.ZodType> {
   type: T;
-  /** The node's `data` (CONTRACT 4, "Node data"); its messages are the API's `invalid_node_data` messages. */
-  schema: S;
+  /**
+   * The schema of the node's `data` (CONTRACT 4, "Node data"), built with the zod it is handed; its messages are the
+   * API's `invalid_node_data` messages. lib/graph/schema.ts builds it once (`nodeDataSchemas`).
+   */
+  dataSchema: (zod: Zod) => S;
   label: string;
   /** One line for the palette and the inspector. */
   description: string;
@@ -84,13 +94,7 @@ export const FORBIDDEN_KEYS: readonly string[] = ["__proto__", "constructor", "p
 
 export const IDENTIFIER_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
-export const nonEmpty = (what: string) => z.string().min(1, `${what} must not be empty`);
+export const nonEmpty = (zod: Zod, what: string) => zod.string().min(1, `${what} must not be empty`);
 
 /** Text of a data value for summaries: strings as they are, anything else as "". */
 export const text = (value: unknown) => (typeof value === "string" ? value : "");
-
-/** Whether `data[name]` may be absent: the panel then removes the key when the field is emptied. */
-export function isOptionalField(definition: NodeDefinition, name: string): boolean {
-  const shape = (definition.schema as { shape?: Record<string, z.ZodType> }).shape;
-  return !!shape?.[name] && shape[name].safeParse(undefined).success;
-}

@@ -1,15 +1,15 @@
 // DATA_SOURCE's client-safe half: rows of an uploaded CSV or of a Drive file.
-import { z } from "zod";
-import { defineNode, nonEmpty, text } from "../node-definition";
+import { defineNode, nonEmpty, text, type Zod } from "../node-definition";
 
-export const dataSourceDataSchema = z.union(
-  [z.strictObject({ uploadId: nonEmpty("uploadId") }), z.strictObject({ driveFileId: nonEmpty("driveFileId") })],
-  { error: "DATA_SOURCE data must be exactly one of { uploadId } or { driveFileId }, a non-empty string" },
-);
+export const dataSourceDataSchema = (zod: Zod) =>
+  zod.union(
+    [zod.strictObject({ uploadId: nonEmpty(zod, "uploadId") }), zod.strictObject({ driveFileId: nonEmpty(zod, "driveFileId") })],
+    { error: "DATA_SOURCE data must be exactly one of { uploadId } or { driveFileId }, a non-empty string" },
+  );
 
 export const dataSourceDefinition = defineNode({
   type: "DATA_SOURCE",
-  schema: dataSourceDataSchema,
+  dataSchema: dataSourceDataSchema,
   label: "Data source",
   description: "Rows from a CSV upload or a Drive file",
   docs: "Rows of an uploaded CSV (uploadId) or of a CSV/Google Sheet on the linked Drive (driveFileId). Output: { rows, rowCount, columns }.",

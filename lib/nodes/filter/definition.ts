@@ -1,15 +1,15 @@
 // FILTER's client-safe half: keeps the elements of a list for which an expression is true.
-import { z } from "zod";
-import { defineNode, nonEmpty, text } from "../node-definition";
+import { defineNode, nonEmpty, text, type Zod } from "../node-definition";
 
-export const filterDataSchema = z.strictObject({
-  source: nonEmpty("source"),
-  expr: nonEmpty("expr"),
-});
+export const filterDataSchema = (zod: Zod) =>
+  zod.strictObject({
+    source: nonEmpty(zod, "source"),
+    expr: nonEmpty(zod, "expr"),
+  });
 
 export const filterDefinition = defineNode({
   type: "FILTER",
-  schema: filterDataSchema,
+  dataSchema: filterDataSchema,
   label: "Filter",
   description: "Keep the items that match",
   docs: "Keeps the elements of `source` (a template naming an array) for which `expr` is true. Output: { items, count, filteredOut }.",

@@ -1,24 +1,24 @@
 // OUTPUT's client-safe half: one email per element of a list.
-import { z } from "zod";
-import { defineNode, nonEmpty, text } from "../node-definition";
+import { defineNode, nonEmpty, text, type Zod } from "../node-definition";
 
 export const EMAIL_FORMATS = ["text", "html"] as const;
 
-export const outputDataSchema = z.strictObject({
-  forEach: nonEmpty("forEach"),
-  to: nonEmpty("to"),
-  subject: nonEmpty("subject"),
-  body: z.string(),
-  format: z.enum(EMAIL_FORMATS).optional(),
-  /** false: send to every item, repeated addresses included (CONTRACT 11, "Recipients"). */
-  dedupe: z.boolean().optional(),
-  /** false: transactional mail, without List-Unsubscribe headers. */
-  unsubscribe: z.boolean().optional(),
-});
+export const outputDataSchema = (zod: Zod) =>
+  zod.strictObject({
+    forEach: nonEmpty(zod, "forEach"),
+    to: nonEmpty(zod, "to"),
+    subject: nonEmpty(zod, "subject"),
+    body: zod.string(),
+    format: zod.enum(EMAIL_FORMATS).optional(),
+    /** false: send to every item, repeated addresses included (CONTRACT 11, "Recipients"). */
+    dedupe: zod.boolean().optional(),
+    /** false: transactional mail, without List-Unsubscribe headers. */
+    unsubscribe: zod.boolean().optional(),
+  });
 
 export const outputDefinition = defineNode({
   type: "OUTPUT",
-  schema: outputDataSchema,
+  dataSchema: outputDataSchema,
   label: "Send emails",
   description: "Send one email per item",
   docs: "Sends one email per element of `forEach`, with `to`, `subject` and `body` rendered for that element. Output: { emailsSent }.",
@@ -37,6 +37,7 @@ export const outputDefinition = defineNode({
       name: "format",
       label: "Format",
       kind: "select",
+      optional: true,
       options: [
         { value: "text", label: "Plain text" },
         { value: "html", label: "HTML (values are escaped)" },

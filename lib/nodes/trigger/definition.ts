@@ -1,12 +1,11 @@
 // TRIGGER's client-safe half: where every run starts (its settings — schedule and hooks — are the workflow's).
-import { z } from "zod";
-import { defineNode } from "../node-definition";
+import { defineNode, type Zod } from "../node-definition";
 
-export const triggerDataSchema = z.strictObject({});
+export const triggerDataSchema = (zod: Zod) => zod.strictObject({});
 
 export const triggerDefinition = defineNode({
   type: "TRIGGER",
-  schema: triggerDataSchema,
+  dataSchema: triggerDataSchema,
   label: "Trigger",
   description: "Where every run starts",
   docs:
