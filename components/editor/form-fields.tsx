@@ -100,14 +100,7 @@ export function FormFieldView({ field, definition, config, issues, onChange, sug
   const Control = CONTROLS[field.kind as GenericFieldKind];
   const hint =
     field.kind === "expression" && columns.length ? (
-      <>
-        Fields:{" "}
-        {columns.map((c) => (
-          <code key={c} className="mr-1 rounded bg-slate-100 px-1 font-mono">
-            {c}
-          </code>
-        ))}
-      </>
+      <>Fields: {columns.map((c) => <code key={c} className="mr-1 rounded bg-slate-100 px-1 font-mono">{c}</code>)}</>
     ) : (
       field.help
     );
