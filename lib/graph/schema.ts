@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { NODE_TYPES, nodeDefinitions, type NodeDefinitions } from "@/lib/nodes/definitions";
 import { FORBIDDEN_KEYS, type Zod } from "@/lib/nodes/node-definition";
-import { AI_OUTPUT_TYPES, aiOutputFieldSchema as buildAiOutputFieldSchema } from "@/lib/nodes/ai/definition";
+import { AI_OUTPUT_TYPES, buildAiOutputFieldSchema } from "@/lib/nodes/ai/definition";
 import { EMAIL_FORMATS } from "@/lib/nodes/output/definition";
 
 // The node types and their data schemas come from the definitions (lib/nodes/<type>/definition.ts, listed in

@@ -4,7 +4,7 @@ import { FORBIDDEN_KEYS, IDENTIFIER_PATTERN, defineNode, nonEmpty, text, type Zo
 export const AI_OUTPUT_TYPES = ["string", "number", "integer", "boolean", "array", "object"] as const;
 export type AiOutputType = (typeof AI_OUTPUT_TYPES)[number];
 
-export const aiOutputFieldSchema = (zod: Zod) =>
+export const buildAiOutputFieldSchema = (zod: Zod) =>
   zod.strictObject({
     name: zod
       .string()
@@ -14,11 +14,11 @@ export const aiOutputFieldSchema = (zod: Zod) =>
     description: zod.string().optional(),
   });
 
-export const aiDataSchema = (zod: Zod) =>
+export const buildAiDataSchema = (zod: Zod) =>
   zod.strictObject({
     prompt: nonEmpty(zod, "prompt"),
     output: zod
-      .array(aiOutputFieldSchema(zod))
+      .array(buildAiOutputFieldSchema(zod))
       .min(1, "Declare at least one output field")
       .superRefine((fields, ctx) => {
         const seen = new Set<string>();
@@ -38,7 +38,7 @@ const MODEL_SETTINGS = "Model settings";
 
 export const aiDefinition = defineNode({
   type: "AI",
-  dataSchema: aiDataSchema,
+  dataSchema: buildAiDataSchema,
   label: "AI",
   description: "Ask a model for structured fields",
   docs: "Asks the account's AI provider; `prompt` may hold templates. Output: one field per declared output (string, number, integer, boolean, array, object).",

@@ -1,7 +1,7 @@
 // DATA_SOURCE's client-safe half: rows of an uploaded CSV or of a Drive file.
 import { defineNode, nonEmpty, text, type Zod } from "../node-definition";
 
-export const dataSourceDataSchema = (zod: Zod) =>
+export const buildDataSourceDataSchema = (zod: Zod) =>
   zod.union(
     [zod.strictObject({ uploadId: nonEmpty(zod, "uploadId") }), zod.strictObject({ driveFileId: nonEmpty(zod, "driveFileId") })],
     { error: "DATA_SOURCE data must be exactly one of { uploadId } or { driveFileId }, a non-empty string" },
@@ -9,7 +9,7 @@ export const dataSourceDataSchema = (zod: Zod) =>
 
 export const dataSourceDefinition = defineNode({
   type: "DATA_SOURCE",
-  dataSchema: dataSourceDataSchema,
+  dataSchema: buildDataSourceDataSchema,
   label: "Data source",
   description: "Rows from a CSV upload or a Drive file",
   docs: "Rows of an uploaded CSV (uploadId) or of a CSV/Google Sheet on the linked Drive (driveFileId). Output: { rows, rowCount, columns }.",

@@ -1,7 +1,7 @@
 // FILTER's client-safe half: keeps the elements of a list for which an expression is true.
 import { defineNode, nonEmpty, text, type Zod } from "../node-definition";
 
-export const filterDataSchema = (zod: Zod) =>
+export const buildFilterDataSchema = (zod: Zod) =>
   zod.strictObject({
     source: nonEmpty(zod, "source"),
     expr: nonEmpty(zod, "expr"),
@@ -9,7 +9,7 @@ export const filterDataSchema = (zod: Zod) =>
 
 export const filterDefinition = defineNode({
   type: "FILTER",
-  dataSchema: filterDataSchema,
+  dataSchema: buildFilterDataSchema,
   label: "Filter",
   description: "Keep the items that match",
   docs: "Keeps the elements of `source` (a template naming an array) for which `expr` is true. Output: { items, count, filteredOut }.",

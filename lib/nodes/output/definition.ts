@@ -3,7 +3,7 @@ import { defineNode, nonEmpty, text, type Zod } from "../node-definition";
 
 export const EMAIL_FORMATS = ["text", "html"] as const;
 
-export const outputDataSchema = (zod: Zod) =>
+export const buildOutputDataSchema = (zod: Zod) =>
   zod.strictObject({
     forEach: nonEmpty(zod, "forEach"),
     to: nonEmpty(zod, "to"),
@@ -18,7 +18,7 @@ export const outputDataSchema = (zod: Zod) =>
 
 export const outputDefinition = defineNode({
   type: "OUTPUT",
-  dataSchema: outputDataSchema,
+  dataSchema: buildOutputDataSchema,
   label: "Send emails",
   description: "Send one email per item",
   docs: "Sends one email per element of `forEach`, with `to`, `subject` and `body` rendered for that element. Output: { emailsSent }.",

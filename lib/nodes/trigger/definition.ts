@@ -1,11 +1,11 @@
 // TRIGGER's client-safe half: where every run starts (its settings — schedule and hooks — are the workflow's).
 import { defineNode, type Zod } from "../node-definition";
 
-export const triggerDataSchema = (zod: Zod) => zod.strictObject({});
+export const buildTriggerDataSchema = (zod: Zod) => zod.strictObject({});
 
 export const triggerDefinition = defineNode({
   type: "TRIGGER",
-  dataSchema: triggerDataSchema,
+  dataSchema: buildTriggerDataSchema,
   label: "Trigger",
   description: "Where every run starts",
   docs:
