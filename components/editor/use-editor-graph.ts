@@ -7,6 +7,7 @@ import { useCallback, useMemo } from "react";
 import type { Graph, NodeType } from "@/lib/client/types";
 import { layoutPositions } from "./layout";
 import { edgeId, flowToGraph, graphToFlow, toFlowEdge, type FlowEdge, type FlowNode } from "./mapper";
+import { NODE_ID_PATTERN, RESERVED_NODE_IDS } from "@/lib/graph/node-ids";
 import { nodeDefinition } from "@/lib/nodes/definitions";
 import { nextNodeId } from "./node-kinds";
 import { useHistory } from "./use-history";
@@ -16,8 +17,6 @@ export interface Doc {
   edges: FlowEdge[];
 }
 
-const NODE_ID = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
-const RESERVED = ["item", "__proto__", "constructor", "prototype"];
 
 export function useEditorGraph(initial: Graph) {
   const history = useHistory<Doc>(() => graphToFlow(initial));
@@ -100,8 +99,8 @@ export function useEditorGraph(initial: Graph) {
   /** Renames a node and its edges; returns a sentence when the new id is not allowed. */
   const renameNode = useCallback(
     (oldId: string, newId: string): string | null => {
-      if (!NODE_ID.test(newId)) return "Use a letter or _ first, then letters, digits or _ (at most 32).";
-      if (RESERVED.includes(newId)) return `“${newId}” is reserved.`;
+      if (!NODE_ID_PATTERN.test(newId)) return "Use a letter or _ first, then letters, digits or _ (at most 32).";
+      if (RESERVED_NODE_IDS.includes(newId)) return `“${newId}” is reserved.`;
       if (getPresent().nodes.some((n) => n.id === newId)) return `Another node is already called “${newId}”.`;
       const swap = (id: string) => (id === oldId ? newId : id);
       commit((doc) => ({

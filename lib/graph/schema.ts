@@ -5,23 +5,14 @@ import { NODE_TYPES, nodeDefinitions, type NodeDefinitions } from "@/lib/nodes/d
 import { FORBIDDEN_KEYS, type Zod } from "@/lib/nodes/node-definition";
 import { AI_OUTPUT_TYPES, buildAiOutputFieldSchema } from "@/lib/nodes/ai/definition";
 import { EMAIL_FORMATS } from "@/lib/nodes/output/definition";
+import { NODE_ID_PATTERN, RESERVED_NODE_IDS } from "./node-ids";
 
 // The node types and their data schemas come from the definitions (lib/nodes/<type>/definition.ts, listed in
 // lib/nodes/definitions.ts); this file builds the schemas with zod, once, and assembles the graph's. Exported under
 // the names the code has always used.
-export { AI_OUTPUT_TYPES, EMAIL_FORMATS, FORBIDDEN_KEYS, NODE_TYPES };
+export { AI_OUTPUT_TYPES, EMAIL_FORMATS, FORBIDDEN_KEYS, NODE_ID_PATTERN, NODE_TYPES, RESERVED_NODE_IDS };
 export type { AiOutputType } from "@/lib/nodes/ai/definition";
 export type NodeType = (typeof NODE_TYPES)[number];
-
-export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
-
-/**
- * Ids a node may not take. `item` is the contract's per-element root in templates and expressions, and
- * `unsubscribeUrl` is reserved like it (OUTPUT bodies may write {{unsubscribeUrl}}, CONTRACT 11). `__proto__`,
- * `constructor` and `prototype` are refused because engines and UIs key plain objects by node id, and
- * `obj["__proto__"] = …` would replace a prototype instead of storing an output.
- */
-export const RESERVED_NODE_IDS: readonly string[] = ["item", "unsubscribeUrl", "__proto__", "constructor", "prototype"];
 
 export const nodeIdSchema = z
   .string()
