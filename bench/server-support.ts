@@ -32,7 +32,10 @@ export function treeRss(pid: number): number {
   return total;
 }
 
-/** `next start` on 127.0.0.1:port with DATA_DIR, sending through the fake Resend with pacing and quotas lifted. */
+/**
+ * `next start` on 127.0.0.1:port with DATA_DIR, sending through the fake Resend with pacing and quotas lifted.
+ * SERVER_NODE_FLAGS (space-separated) are passed to the server's Node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+ */
 export async function startServer(
   port: number,
   dataDir: string,
@@ -41,7 +44,7 @@ export async function startServer(
   cwd = process.cwd(),
 ): Promise<ChildProcess> {
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, [...(process.env.SERVER_NODE_FLAGS ? process.env.SERVER_NODE_FLAGS.split(" ") : []), "node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
     cwd,
     env: {
       ...process.env,

@@ -13,7 +13,19 @@ import * as schema from "./schema";
 export type Db = PostgresJsDatabase<typeof schema>;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
-export type DbHandle = { db: Db; driver: "pglite" | "postgres"; close: () => Promise<void> };
+export type DbHandle = {
+  db: Db;
+  driver: "pglite" | "postgres";
+  close: () => Promise<void>;
+  /**
+   * PostgreSQL only: a small pool whose commits do not wait for the WAL flush (`synchronous_commit = off`), for the run
+   * engine's own state (node statuses and outputs, run logs, claims, finalize: lib/engine/pg-run-store.ts). Visibility
+   * is the same; only a crash of the PostgreSQL server itself can lose the last fraction of a second of those writes,
+   * and any later ordinary commit (the send ledger, an enqueue) flushes them first. What such a loss costs: the nodes
+   * written then run again when the run resumes; the send ledger, which stays on `db`, keeps every email exactly-once.
+   */
+  runStateDb?: Db;
+};
 
 /**
  * `__flowmailDbOpener`: tests put an opener there instead of a database (test/support/setup.ts, without importing
@@ -27,6 +39,11 @@ export const migrationsFolder = path.join(process.cwd(), "db", "migrations");
 /** The process-wide database. Kept on globalThis so that dev-server reloads never open PGlite twice. */
 export function getDb(): Promise<Db> {
   return getDbHandle().then((h) => h.db);
+}
+
+/** The database for the run engine's own state: `runStateDb` on PostgreSQL (see DbHandle), the database otherwise. */
+export function getRunStateDb(): Promise<Db> {
+  return getDbHandle().then((h) => h.runStateDb ?? h.db);
 }
 
 export function getDbHandle(): Promise<DbHandle> {
@@ -62,8 +79,17 @@ export async function openPostgres(url: string, options: { max?: number; prepare
   assertDriverPatched(postgres);
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const client = postgres(url, { max: options.max ?? 10, onnotice: () => {}, idle_timeout: 30 });
-  const db = drizzle(options.preparedStatements === false ? client : withPreparedStatements(client), { schema });
-  return { db, driver: "postgres", close: () => client.end({ timeout: 5 }) };
+  const wrap = (c: typeof client) => drizzle(options.preparedStatements === false ? c : withPreparedStatements(c), { schema });
+  // Connections open lazily: a process that executes no run never opens one.
+  const runState = postgres(url, { max: 4, onnotice: () => {}, idle_timeout: 30, connection: { synchronous_commit: "off" } });
+  return {
+    db: wrap(client),
+    runStateDb: wrap(runState),
+    driver: "postgres",
+    close: async () => {
+      await Promise.all([client.end({ timeout: 5 }), runState.end({ timeout: 5 })]);
+    },
+  };
 }
 
 /**

@@ -19,6 +19,9 @@ const CHUNK = 1000;
  * nothing twice. Addresses on the account's suppression list are recorded as `suppressed` on the way in.
  */
 export async function recordEmails(db: Db, key: LedgerKey, emails: LedgerEmail[]): Promise<void> {
+  // A node executed again (a retry chain, a resume) reopens what an earlier attempt left unsent (reopenUnsent): in the
+  // first chunk's statement (it touches only rows that exist, the insert only rows that do not), or alone.
+  if (emails.length === 0) return reopenUnsent(db, key);
   // Two statements in flight: on PostgreSQL the next chunk is built and inserted (another pooled connection) while
   // the previous one is written (40,000 rows: 688 ms one at a time). Chunks are disjoint and each is idempotent, so
   // their order does not matter; a failure propagates after its sibling has settled.
@@ -28,7 +31,7 @@ export async function recordEmails(db: Db, key: LedgerKey, emails: LedgerEmail[]
     while (next < emails.length && !failed) {
       const start = next;
       next += CHUNK;
-      await recordChunk(db, key, emails, start).catch((error: unknown) => {
+      await recordChunk(db, key, emails, start, start === 0).catch((error: unknown) => {
         failed = true;
         throw error;
       });
@@ -39,11 +42,12 @@ export async function recordEmails(db: Db, key: LedgerKey, emails: LedgerEmail[]
   if (rejected) throw (rejected as PromiseRejectedResult).reason;
 }
 
-async function recordChunk(db: Db, key: LedgerKey, emails: LedgerEmail[], start: number): Promise<void> {
+async function recordChunk(db: Db, key: LedgerKey, emails: LedgerEmail[], start: number, reopen: boolean): Promise<void> {
   const rows = JSON.stringify(
     emails.slice(start, start + CHUNK).map((e) => ({ id: newId("eml"), i: e.itemIndex, to: e.to, s: e.subject, st: e.status, b: e.body ?? null, f: e.format ?? null })),
   );
   await db.execute(sql`
+    ${reopen ? sql`with reopened as (${reopenStatement(key)})` : sql``}
     insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status, body, format)
     select x.id, ${key.runId}, ${key.nodeId}, x.i, ${key.accountId}, x."to", x.s,
       case when x.st <> 'duplicate' and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = x."to")
@@ -58,11 +62,14 @@ async function recordChunk(db: Db, key: LedgerKey, emails: LedgerEmail[], start:
  * whose address was suppressed meanwhile are skipped. Sent ones stay sent (and are not sent again).
  */
 export async function reopenUnsent(db: Db, key: LedgerKey): Promise<void> {
-  await db.execute(sql`
-    update email_sends e set
+  await db.execute(reopenStatement(key));
+}
+
+function reopenStatement(key: LedgerKey) {
+  return sql`update email_sends e set
       status = case when exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = e."to") then 'suppressed' else 'pending' end,
       error = null
-    where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.status in ('failed', 'pending')`);
+    where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.status in ('failed', 'pending')`;
 }
 
 /**
@@ -117,21 +124,30 @@ export async function markSent(db: Db, key: LedgerKey, execRunId: string, sent: 
     where run_id = ${execRunId} and node_id = ${key.nodeId}`);
 }
 
-/** The node's progress from the ledger (start and end of the node: the batches move it on incrementally). */
-export async function writeProgress(db: Db, key: LedgerKey, execRunId: string): Promise<{ sent: number; total: number }> {
-  const [row] = await execRows<{ sent: number; total: number }>(
+/**
+ * The node's ledger counts by status, written as its progress `{ sent, total }` in the same round trip (at the end of
+ * the node; the batches move progress on incrementally, and `beginSending` sets it at the start).
+ */
+export async function writeProgress(db: Db, key: LedgerKey, execRunId: string): Promise<StatusCounts> {
+  const rows = await execRows<{ status: EmailSendStatus | null; n: number }>(
     db,
     sql`with c as (
-          select count(*) filter (where status = 'sent')::int as sent,
-                 count(*) filter (where status in ('sent', 'pending'))::int as total
-          from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId}
+          select status, count(*)::int as n from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} group by status
         ), upd as (
-          update node_results set progress = jsonb_build_object('sent', c.sent, 'total', c.total)
-          from c where run_id = ${execRunId} and node_id = ${key.nodeId}
+          update node_results set progress = jsonb_build_object(
+            'sent', coalesce((select sum(n) from c where status = 'sent'), 0)::int,
+            'total', coalesce((select sum(n) from c where status in ('sent', 'pending')), 0)::int)
+          where run_id = ${execRunId} and node_id = ${key.nodeId}
         )
-        select sent, total from c`,
+        select status, n from c`,
   );
-  return { sent: Number(row?.sent ?? 0), total: Number(row?.total ?? 0) };
+  return toCounts(rows);
+}
+
+function toCounts(rows: { status: EmailSendStatus | null; n: number }[]): StatusCounts {
+  const counts: StatusCounts = { pending: 0, sent: 0, suppressed: 0, duplicate: 0, failed: 0, preview: 0 };
+  for (const row of rows) if (row.status) counts[row.status] = Number(row.n);
+  return counts;
 }
 
 /** After a node failure: its unsent emails will never be sent by this run, so they stop counting against the quota. */
@@ -146,24 +162,30 @@ export async function countByStatus(db: Db, ledgerRunId: string, nodeId: string)
     db,
     sql`select status, count(*)::int as n from email_sends where run_id = ${ledgerRunId} and node_id = ${nodeId} group by status`,
   );
-  const counts: StatusCounts = { pending: 0, sent: 0, suppressed: 0, duplicate: 0, failed: 0, preview: 0 };
-  for (const row of rows) counts[row.status] = Number(row.n);
-  return counts;
+  return toCounts(rows);
 }
 
 /**
- * Workflow emails the account sent or is about to send today (UTC), this node's pending ones included: what the
- * daily quota (EMAIL_DAILY_QUOTA) counts. Previews, suppressed and duplicate records send nothing and do not count.
+ * Before the node's first batch, in one round trip: workflow emails the account sent or is about to send today (UTC),
+ * this node's pending ones apart — what the daily quota (EMAIL_DAILY_QUOTA) counts; previews, suppressed and
+ * duplicate records send nothing and do not count — and the node's progress `{ sent, total }` written for the canvas.
  */
-export async function quotaUsage(db: Db, key: LedgerKey): Promise<{ usedToday: number; thisNode: number }> {
+export async function beginSending(db: Db, key: LedgerKey, execRunId: string): Promise<{ usedToday: number; thisNode: number }> {
   const [row] = await execRows<{ used: number; mine: number }>(
     db,
-    sql`select
+    sql`with mine as (
+          select count(*) filter (where status = 'pending')::int as pending, count(*) filter (where status = 'sent')::int as sent
+          from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId}
+        ), progress as (
+          update node_results set progress = jsonb_build_object('sent', m.sent, 'total', m.sent + m.pending)
+          from mine m where run_id = ${execRunId} and node_id = ${key.nodeId}
+        )
+        select
           (select count(*) from email_sends
             where account_id = ${key.accountId} and status in ('pending', 'sent')
               and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
               and not (run_id = ${key.runId} and node_id = ${key.nodeId}))::int as used,
-          (select count(*) from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'pending')::int as mine`,
+          (select pending from mine) as mine`,
   );
   return { usedToday: Number(row?.used ?? 0), thisNode: Number(row?.mine ?? 0) };
 }

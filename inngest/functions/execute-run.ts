@@ -1,4 +1,4 @@
-import { getDb } from "@/db/client";
+import { getDb, getRunStateDb } from "@/db/client";
 import { claimAndExecute, executeRun, type Step } from "@/lib/engine/execute-run";
 import { pgEngineDeps } from "@/lib/engine/pg-engine";
 import { wakeWorkflow } from "@/lib/engine/wake";
@@ -17,7 +17,7 @@ export const executeRunFunction = getInngest().createFunction(
   },
   async ({ event, step }) => {
     const db = await getDb();
-    const deps = pgEngineDeps(db, wakeWorkflow);
+    const deps = pgEngineDeps(db, wakeWorkflow, await getRunStateDb());
     const steps = step as unknown as Step;
     const { workflowId, resumeRunId } = event.data as { workflowId: string; resumeRunId?: string };
     if (resumeRunId) {

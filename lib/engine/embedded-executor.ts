@@ -34,6 +34,8 @@ type Job = { workflowId: string; resumeRunId?: string; reclaim?: boolean };
 
 export type EmbeddedExecutorOptions = {
   getDb: () => Promise<Db>;
+  /** The engine's own state (db/client.ts's getRunStateDb); `getDb` when not given. */
+  getRunStateDb?: () => Promise<Db>;
   concurrency: number;
   /** RUN_OUTPUT_RETENTION_DAYS (0 keeps outputs); the expired-row cleanup runs either way. */
   retentionDays?: number;
@@ -177,7 +179,7 @@ export class EmbeddedExecutor {
     let current: string | undefined = job.resumeRunId;
     try {
       const db = await this.options.getDb();
-      const deps = pgEngineDeps(db, async (workflowId) => this.poke(workflowId));
+      const deps = pgEngineDeps(db, async (workflowId) => this.poke(workflowId), await (this.options.getRunStateDb ?? this.options.getDb)());
       if (job.resumeRunId) {
         // A retry after a lost database resumes the run only if it is still this process's (see reclaimOwnRun).
         if (!job.reclaim || (await reclaimOwnRun(db, job.resumeRunId))) await this.execute(deps, job.resumeRunId);

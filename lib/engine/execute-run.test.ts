@@ -174,7 +174,7 @@ describe("the engine on an in-memory run store", () => {
     const runId = enqueue(store, pipeline);
     await store.claimNext("wf_1");
     await store.startRun(await store.loadRun(runId) as never);
-    await store.nodeSucceeded(runId, "start", { output: {}, logMessage: "ok" });
+    await store.nodeSucceeded(runId, "start", { output: {}, logMessages: ["ok"] });
     await store.startNode(runId, "source"); // RUNNING when the process died: it runs again
     await executeRun(inlineStep, deps, runId);
     expect(calls.executed).toEqual(["source", "pros", "send"]);

@@ -27,6 +27,9 @@ export type NodeSummary = {
   stop?: StopReason;
 };
 
+/** A run being executed: its snapshot and the statuses its nodes have reached in this execution. */
+type Execution = RunInfo & { statusOf(id: string): NodeStatus };
+
 export type EngineDeps = {
   /** Where the run's state lives (PgRunStore in the product, MemoryRunStore in the engine's unit tests). */
   store: RunStore;
@@ -42,10 +45,11 @@ export type EngineDeps = {
 
 /** Claims the workflow's next run and executes it to the end. Returns the run id, or null when there was none to claim. */
 export async function claimAndExecute(step: Step, deps: EngineDeps, workflowId: string): Promise<string | null> {
-  // The step result stays small (Inngest stores it): just the id; the run is read again below.
+  // The step result stays small (Inngest stores it): just the id; the run is read again below. The claim started it.
   const claimed = await step.run("claim", async () => (await deps.store.claimNext(workflowId))?.runId ?? null);
   if (!claimed) return null;
-  await executeRun(step, deps, claimed);
+  const run = await deps.store.loadRun(claimed);
+  if (run) await executeRun(step, deps, claimed, { ...run, started: true });
   return claimed;
 }
 
@@ -60,11 +64,15 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
   const run = claimed ?? (await store.loadRun(runId));
   if (!run || run.status !== "RUNNING") return;
   if (claimed) noteBeat(runId);
-  await step.run("start", async () => {
-    await store.startRun(run);
-    return true;
-  });
+  if (!run.started) {
+    await step.run("start", async () => {
+      await store.startRun(run);
+      return true;
+    });
+  }
   const statuses = new Map<string, NodeStatus>(run.graph.nodes.map((n) => [n.id, "PENDING"]));
+  // A node runs only once every node upstream of it is final here, so this map is what its runtime reads (no query).
+  const execution: Execution = { ...run, statusOf: (id) => statuses.get(id) ?? "PENDING" };
   const summaries = new Map<string, NodeSummary>();
   const order = topologicalOrder(run.graph);
   const byId = new Map(run.graph.nodes.map((n) => [n.id, n]));
@@ -76,7 +84,7 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
     // Checked before every node wave (and before every email batch group, in runNode): cancel and SIGTERM stop here.
     stopped = await store.stopReason(runId);
     if (stopped) break;
-    const results = await Promise.all(wave.map((id) => runNode(step, deps, run, byId.get(id)!)));
+    const results = await Promise.all(wave.map((id) => runNode(step, deps, execution, byId.get(id)!)));
     wave.forEach((id, i) => {
       summaries.set(id, results[i]);
       if (results[i].status === "STOPPED") stopped = results[i].stop ?? "cancel";
@@ -157,7 +165,7 @@ function untilScope(run: RunInfo): ((id: string) => boolean) | undefined {
 const BATCHES_IN_PARALLEL = 4;
 
 /** One node: its main step, then (OUTPUT) one step per batch and a completing step. */
-async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNode): Promise<NodeSummary> {
+async function runNode(step: Step, deps: EngineDeps, run: Execution, node: GraphNode): Promise<NodeSummary> {
   const executor = (deps.executors ?? nodeExecutors)[node.type] as NodeExecutor;
   const first = await step.run(`node:${node.id}`, () => startNode(deps, run, node, executor));
   if (first.status !== "RUNNING") return first;
@@ -190,7 +198,7 @@ async function runNode(step: Step, deps: EngineDeps, run: RunInfo, node: GraphNo
   return step.run(`node:${node.id}:done`, () => guard(deps, run, node, async (rt) => finishNode(deps.store, run, node, await executor.complete!(node, rt))));
 }
 
-async function startNode(deps: EngineDeps, run: RunInfo, node: GraphNode, executor: NodeExecutor): Promise<NodeSummary> {
+async function startNode(deps: EngineDeps, run: Execution, node: GraphNode, executor: NodeExecutor): Promise<NodeSummary> {
   const finished = await deps.store.startNode(run.runId, node.id);
   if (finished?.status === "SUCCESS") return guard(deps, run, node, async () => ({ status: "SUCCESS", deadTargets: await deadTargets(deps.store, run, node) }));
   if (finished) return { status: "FAILED", error: finished.error ?? "failed" };
@@ -204,14 +212,15 @@ async function startNode(deps: EngineDeps, run: RunInfo, node: GraphNode, execut
 async function finishNode(store: RunStore, run: RunInfo, node: GraphNode, outcome: NodeOutcome): Promise<NodeSummary> {
   const dead = await deadTargets(store, run, node, outcome.output);
   const items = outcome.itemsOut !== undefined ? ` (${outcome.itemsOut} item${outcome.itemsOut === 1 ? "" : "s"})` : "";
-  await store.nodeSucceeded(run.runId, node.id, { ...outcome, logMessage: `Node "${node.id}" succeeded${items}` });
+  const logMessages = [...(outcome.log ? [outcome.log] : []), `Node "${node.id}" succeeded${items}`];
+  await store.nodeSucceeded(run.runId, node.id, { output: outcome.output, itemsIn: outcome.itemsIn, itemsOut: outcome.itemsOut, logMessages });
   return { status: "SUCCESS", deadTargets: dead };
 }
 
 /** Runs node code; a NodeError (or any error) fails the node with a sentence instead of escaping the step. */
 async function guard(
   deps: EngineDeps,
-  run: RunInfo,
+  run: Execution,
   node: GraphNode,
   fn: (rt: NodeRuntime) => Promise<NodeSummary>,
 ): Promise<NodeSummary> {
@@ -236,14 +245,14 @@ async function guard(
  */
 const runtimes = new WeakMap<RunStore, Map<string, Promise<NodeRuntime>>>();
 
-function runtimeFor(deps: EngineDeps, run: RunInfo, node: GraphNode): Promise<NodeRuntime> {
+function runtimeFor(deps: EngineDeps, run: Execution, node: GraphNode): Promise<NodeRuntime> {
   let cached = runtimes.get(deps.store);
   if (!cached) runtimes.set(deps.store, (cached = new Map()));
   const key = `${run.runId}:${node.id}`;
   let runtime = cached.get(key);
   if (!runtime) {
     if (cached.size >= 64) cached.delete(cached.keys().next().value as string);
-    runtime = buildRuntime(deps.store, deps.ports, run, node);
+    runtime = buildRuntime(deps.store, deps.ports, run, run.statusOf, node);
     const entries = cached;
     entries.set(key, runtime);
     runtime.catch(() => entries.delete(key));

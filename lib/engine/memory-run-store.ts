@@ -1,7 +1,7 @@
 // A RunStore in maps (issue 19): the engine's rules (skip, join, retry/reuse, cancel, hand-back, until) run against it
 // in milliseconds, without a database. Not used by the product: one process, nothing durable.
 import type { NodeStatus, RunResult } from "@/db/schema";
-import type { NodeState, LogLevel } from "@/lib/nodes/types";
+import type { LogLevel } from "@/lib/nodes/types";
 import type { StopReason } from "./run-control";
 import { outcomeMessage, runOutcome } from "./run-outcome";
 import type { Finalized, FinishedNode, NodeSuccess, RunStore, StoredRun } from "./run-store";
@@ -64,7 +64,8 @@ export class MemoryRunStore implements RunStore {
     const next = runs.filter((r) => r.status === "PENDING").sort((a, b) => a.seq - b.seq)[0];
     if (!next) return null;
     next.status = "RUNNING";
-    return { ...snapshot(next), claimed: true as const };
+    await this.startRun(snapshot(next));
+    return { ...snapshot(next), started: true, claimed: true as const };
   }
 
   async loadRun(runId: string): Promise<StoredRun | undefined> {
@@ -91,7 +92,7 @@ export class MemoryRunStore implements RunStore {
 
   async nodeSucceeded(runId: string, nodeId: string, success: NodeSuccess): Promise<void> {
     Object.assign(this.node(runId, nodeId), { status: "SUCCESS", output: success.output, itemsIn: success.itemsIn, itemsOut: success.itemsOut, error: null });
-    this.get(runId).logs.push({ level: "info", message: success.logMessage, nodeId });
+    for (const message of success.logMessages) this.get(runId).logs.push({ level: "info", message, nodeId });
   }
 
   async nodeFailed(runId: string, nodeId: string, error: string): Promise<void> {
@@ -103,17 +104,6 @@ export class MemoryRunStore implements RunStore {
       const node = this.node(runId, id);
       if (node.status === "PENDING" || node.status === "RUNNING") node.status = "SKIPPED";
     }
-  }
-
-  async nodeStates(runId: string, nodeIds: string[]): Promise<Map<string, NodeState>> {
-    const run = this.get(runId);
-    return new Map(
-      nodeIds.map((id) => {
-        const node = run.nodes.get(id);
-        const status = node?.status ?? "PENDING";
-        return [id, { status, output: status === "SUCCESS" ? node?.output ?? {} : null }];
-      }),
-    );
   }
 
   async outputs(runId: string, nodeIds: string[]): Promise<Map<string, Record<string, unknown>>> {

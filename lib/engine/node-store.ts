@@ -76,7 +76,7 @@ export async function markNodeSucceeded(
   db: Db,
   runId: string,
   nodeId: string,
-  result: { output: Record<string, unknown>; itemsIn?: number; itemsOut?: number; logMessage: string },
+  result: { output: Record<string, unknown>; itemsIn?: number; itemsOut?: number; logMessages: string[] },
 ): Promise<void> {
   cacheFor(runId).set(nodeId, result.output);
   // The result and its log line in one round trip.
@@ -88,7 +88,9 @@ export async function markNodeSucceeded(
       returning node_id
     )
     insert into run_logs (run_id, level, node_id, message)
-    select ${runId}, 'info', node_id, ${result.logMessage} from done`);
+    select ${runId}, 'info', done.node_id, m.message
+    from done cross join jsonb_array_elements_text(${JSON.stringify(result.logMessages)}::jsonb) with ordinality as m(message, n)
+    order by m.n`);
 }
 
 export async function markNodeFailed(db: Db, runId: string, nodeId: string, error: string): Promise<void> {

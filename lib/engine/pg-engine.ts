@@ -5,10 +5,13 @@ import type { EngineDeps } from "./execute-run";
 import { pgNodePorts } from "./pg-node-ports";
 import { PgRunStore } from "./pg-run-store";
 
-/** The engine wired to one database: its run store, the node ports, run webhooks, and the given wake-up. */
-export function pgEngineDeps(db: Db, wake: (workflowId: string) => Promise<void>): EngineDeps {
+/**
+ * The engine wired to one database: its run store (on `runStateDb`, see db/client.ts's DbHandle), the node ports (on
+ * `db`: the send ledger's commits are durable), run webhooks, and the given wake-up.
+ */
+export function pgEngineDeps(db: Db, wake: (workflowId: string) => Promise<void>, runStateDb: Db = db): EngineDeps {
   return {
-    store: new PgRunStore(db),
+    store: new PgRunStore(runStateDb),
     ports: pgNodePorts(db),
     wake,
     runFinished: (run, finalized) =>

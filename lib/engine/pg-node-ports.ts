@@ -16,13 +16,12 @@ export function pgNodePorts(db: Db): NodePorts {
     aiSettings: (accountId) => loadAiSettings(db, accountId),
     ledger: {
       recordEmails: (key, emails) => ledger.recordEmails(db, key, emails),
-      reopenUnsent: (key) => ledger.reopenUnsent(db, key),
       pendingInRange: (key, execRunId, from, to) => ledger.pendingInRange(db, key, execRunId, from, to),
       markSent: (key, execRunId, sent) => ledger.markSent(db, key, execRunId, sent),
       writeProgress: (key, execRunId) => ledger.writeProgress(db, key, execRunId),
       markUnsentFailed: (key, error) => ledger.markUnsentFailed(db, key, error),
       countByStatus: (ledgerRunId, nodeId) => ledger.countByStatus(db, ledgerRunId, nodeId),
-      quotaUsage: (key) => ledger.quotaUsage(db, key),
+      beginSending: (key, execRunId) => ledger.beginSending(db, key, execRunId),
     },
     pacing: {
       acquire: (key, rate, shouldStop) => acquireSendSlot(db, key, rate, shouldStop),

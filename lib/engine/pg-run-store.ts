@@ -1,13 +1,11 @@
 import "server-only";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
-import { nodeResults, type NodeStatus } from "@/db/schema";
 import type { Graph } from "@/lib/graph/schema";
-import type { NodeState } from "@/lib/nodes/types";
 import { finalizeRunRows } from "./finalize-run";
 import { loadOutputs, markNodeFailed, markNodesSkipped, markNodeSucceeded, startNodeRow, startRunRows } from "./node-store";
 import { claimNextRunWithInfo, heartbeat } from "./queue";
-import { releaseRun, stopReason } from "./run-control";
+import { noteClaimed, releaseRun, stopReason } from "./run-control";
 import { appendRunLog } from "./run-log";
 import type { RunStore, StoredRun } from "./run-store";
 import { RUN_INFO_COLUMNS, runInfoExtras, type RunInfoRow } from "./runtime";
@@ -21,7 +19,8 @@ export class PgRunStore implements RunStore {
 
   async claimNext(workflowId: string) {
     const claimed = await claimNextRunWithInfo(this.db, workflowId);
-    return claimed ? { ...claimed, status: "RUNNING", claimed: true as const } : null;
+    if (claimed) noteClaimed(claimed.runId, claimed.cancelRequested);
+    return claimed ? { ...claimed, status: "RUNNING", started: true, claimed: true as const } : null;
   }
 
   async loadRun(runId: string): Promise<StoredRun | undefined> {
@@ -59,22 +58,6 @@ export class PgRunStore implements RunStore {
 
   nodesSkipped(runId: string, nodeIds: string[]) {
     return markNodesSkipped(this.db, runId, nodeIds);
-  }
-
-  async nodeStates(runId: string, nodeIds: string[]): Promise<Map<string, NodeState>> {
-    const states = new Map<string, NodeState>();
-    if (nodeIds.length === 0) return states;
-    const rows = await this.db
-      .select({ nodeId: nodeResults.nodeId, status: nodeResults.status })
-      .from(nodeResults)
-      .where(and(eq(nodeResults.runId, runId), inArray(nodeResults.nodeId, nodeIds)));
-    const statuses = new Map<string, NodeStatus>(rows.map((r) => [r.nodeId, r.status]));
-    const outputs = await loadOutputs(this.db, runId, nodeIds.filter((id) => statuses.get(id) === "SUCCESS"));
-    for (const id of nodeIds) {
-      const status = statuses.get(id) ?? "PENDING";
-      states.set(id, { status, output: status === "SUCCESS" ? outputs.get(id) ?? {} : null });
-    }
-    return states;
   }
 
   outputs(runId: string, nodeIds: string[]) {

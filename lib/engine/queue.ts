@@ -16,7 +16,7 @@ export const HEARTBEAT_INTERVAL_MS = 10_000;
 export type ClaimedRun = { runId: string; workflowId: string };
 
 /** The claimed run's snapshot, read by the claim itself (the embedded executor; an Inngest step result stays small). */
-export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; version: number } & Omit<RunInfo, "runId" | "workflowId" | "accountId" | "graph">;
+export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; version: number; cancelRequested: boolean } & Omit<RunInfo, "runId" | "workflowId" | "accountId" | "graph">;
 
 /**
  * Claims the oldest PENDING run (lowest seq) of the workflow, only while no run of that workflow is RUNNING.
@@ -29,21 +29,35 @@ export async function claimNextRun(db: Db, workflowId: string): Promise<ClaimedR
   return row ? { runId: row.id, workflowId } : null;
 }
 
-/** `claimNextRun` that also returns the run's snapshot, saving the executor a read of the row it just updated. */
+/**
+ * `claimNextRun` that also returns the run's snapshot and starts it, in the same statement: one PENDING node row per
+ * node (kept when already there: the nodes a retry reused) and the run's first log line — what `startRunRows` does
+ * for a run that was not just claimed. One round trip where the executor made three.
+ */
 export async function claimNextRunWithInfo(db: Db, workflowId: string): Promise<ClaimedRunInfo | null> {
-  const row = await claim(db, workflowId, sql`id, account_id, graph, workflow_version, heartbeat_at::text as beat, ${sql.raw(RUN_INFO_COLUMNS)}`);
+  const row = await claim(
+    db,
+    workflowId,
+    sql`id, account_id, graph, workflow_version, heartbeat_at::text as beat, cancel_requested_at is not null as cancel_requested, ${sql.raw(RUN_INFO_COLUMNS)}`,
+    { start: true },
+  );
   return row
-    ? { runId: row.id, workflowId, accountId: row.account_id!, graph: row.graph as Graph, version: Number(row.workflow_version), ...runInfoExtras(row) }
+    ? {
+        runId: row.id,
+        workflowId,
+        accountId: row.account_id!,
+        graph: row.graph as Graph,
+        version: Number(row.workflow_version),
+        cancelRequested: row.cancel_requested === true,
+        ...runInfoExtras(row),
+      }
     : null;
 }
 
-type ClaimRow = { id: string; beat: string; account_id?: string; graph?: unknown; workflow_version?: number } & RunInfoRow;
+type ClaimRow = { id: string; beat: string; account_id?: string; graph?: unknown; workflow_version?: number; cancel_requested?: boolean } & RunInfoRow;
 
-async function claim(db: Db, workflowId: string, returning: SQL): Promise<ClaimRow | null> {
-  try {
-    const rows = await execRows<ClaimRow>(
-      db,
-      sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now(),
+async function claim(db: Db, workflowId: string, returning: SQL, options: { start?: boolean } = {}): Promise<ClaimRow | null> {
+  const update = sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now(),
             executor_key = ${executorKey()}
           where id = (
             select r.id from runs r
@@ -52,7 +66,25 @@ async function claim(db: Db, workflowId: string, returning: SQL): Promise<ClaimR
             order by r.seq
             limit 1
           ) and status = 'PENDING'
-          returning ${returning}`,
+          returning ${returning}`;
+  try {
+    const rows = await execRows<ClaimRow>(
+      db,
+      options.start
+        ? sql`with claimed as (${update}),
+            ins as (
+              insert into node_results (run_id, node_id, type, status)
+              select c.id, n->>'id', n->>'type', 'PENDING' from claimed c, jsonb_array_elements(c.graph->'nodes') n
+              on conflict do nothing
+              returning node_id
+            ), logged as (
+              insert into run_logs (run_id, level, message)
+              select c.id, 'info', case when exists (select 1 from ins) or jsonb_array_length(c.graph->'nodes') = 0
+                then 'Run started (workflow version ' || c.workflow_version || ')' else 'Run resumed after an interruption' end
+              from claimed c
+            )
+            select * from claimed`
+        : update,
     );
     if (rows[0]) noteOwnBeat(rows[0].id, rows[0].beat);
     return rows[0] ?? null;

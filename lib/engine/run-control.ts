@@ -51,6 +51,12 @@ export async function stopReason(db: Db, runId: string, options: { fresh?: boole
   return handingBack ? "handback" : null;
 }
 
+/** A run this process has just claimed: the claim read its cancel flag, so the first check needs no query. */
+export function noteClaimed(runId: string, cancel: boolean): void {
+  if (lastChecks.size > 1000) lastChecks.clear();
+  lastChecks.set(runId, { at: Date.now(), cancel });
+}
+
 /**
  * Hands a RUNNING run back: no executor, no heartbeat, so any process's next sweep (this instance's successor at its
  * start, or another instance within one sweep interval) takes it over at once. Its finished nodes stay finished.

@@ -3,18 +3,23 @@
 // (memory-run-store.ts) keeps everything in maps, so the engine's skip/join/retry/cancel/reuse rules are tested in
 // milliseconds without a database. No database import here.
 import type { NodeStatus, RunResult } from "@/db/schema";
-import type { NodeState } from "@/lib/nodes/types";
 import type { LogLevel } from "./run-log";
 import type { StopReason } from "./run-control";
 import type { RunInfo } from "./runtime";
 
 /** A run as the engine executes it: its snapshot, the workflow version it was enqueued with, and its status. */
-export type StoredRun = RunInfo & { version: number; status: string };
+export type StoredRun = RunInfo & {
+  version: number;
+  status: string;
+  /** Its node rows and first log line were written by the claim (claimNext): the engine's "start" is done. */
+  started?: boolean;
+};
 
 /** A node that already finished (a resumed run, or a node reused by a retry): it is not executed again. */
 export type FinishedNode = { nodeId: string; status: NodeStatus; error: string | null };
 
-export type NodeSuccess = { output: Record<string, unknown>; itemsIn?: number; itemsOut?: number; logMessage: string };
+/** A node's result and the log lines written with it, in order. */
+export type NodeSuccess = { output: Record<string, unknown>; itemsIn?: number; itemsOut?: number; logMessages: string[] };
 
 /** What finalizing wrote. `changed`: this call moved the run out of RUNNING (only that call sends webhooks and wakes). */
 export type Finalized = {
@@ -27,7 +32,10 @@ export type Finalized = {
 };
 
 export interface RunStore {
-  /** The oldest PENDING run of the workflow, moved to RUNNING, while none of its runs is RUNNING; else null. */
+  /**
+   * The oldest PENDING run of the workflow, moved to RUNNING and started (as `startRun`), while none of its runs is
+   * RUNNING; else null.
+   */
   claimNext(workflowId: string): Promise<(StoredRun & { claimed: true }) | null>;
   loadRun(runId: string): Promise<StoredRun | undefined>;
   /** One PENDING row per node (kept when already there: a resumed run) and the run's first log line. */
@@ -38,8 +46,6 @@ export interface RunStore {
   nodeFailed(runId: string, nodeId: string, error: string): Promise<void>;
   /** Nodes that have not finished become SKIPPED (finished ones are left as they are). */
   nodesSkipped(runId: string, nodeIds: string[]): Promise<void>;
-  /** Status (PENDING when unknown) and, for SUCCESS, output of each named node. */
-  nodeStates(runId: string, nodeIds: string[]): Promise<Map<string, NodeState>>;
   /** Outputs of the named nodes that succeeded. */
   outputs(runId: string, nodeIds: string[]): Promise<Map<string, Record<string, unknown>>>;
   log(runId: string, level: LogLevel, message: string, nodeId?: string): Promise<void>;

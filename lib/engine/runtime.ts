@@ -1,8 +1,8 @@
 import "server-only";
-import type { RunMode, RunTrigger } from "@/db/schema";
+import type { NodeStatus, RunMode, RunTrigger } from "@/db/schema";
 import type { Graph, GraphNode } from "@/lib/graph/schema";
 import type { NodePorts } from "@/lib/nodes/ports";
-import type { NodeRuntime } from "@/lib/nodes/types";
+import type { NodeRuntime, NodeState } from "@/lib/nodes/types";
 import type { RunStore } from "./run-store";
 
 export type RunInfo = {
@@ -45,11 +45,22 @@ export function namedNodeIds(graph: Graph, text: string): string[] {
 }
 
 /** The runtime a node executor sees: the states and outputs of the nodes its data names, and the node ports. */
-export async function buildRuntime(store: RunStore, ports: NodePorts, run: RunInfo, node: GraphNode): Promise<NodeRuntime> {
+export async function buildRuntime(
+  store: RunStore,
+  ports: NodePorts,
+  run: RunInfo,
+  statusOf: (id: string) => NodeStatus,
+  node: GraphNode,
+): Promise<NodeRuntime> {
   const named = namedNodeIds(run.graph, JSON.stringify(node.data)).filter((id) => id !== node.id);
-  // Nodes whose data names no other node (TRIGGER, DATA_SOURCE) need no lookup.
-  const states = await store.nodeStates(run.runId, named);
-  const nodeOutputs = Object.fromEntries(named.filter((id) => states.get(id)?.status === "SUCCESS").map((id) => [id, states.get(id)!.output ?? {}]));
+  // Statuses come from the engine (every node upstream is final when this one runs); outputs from the store, which
+  // keeps those this process wrote. Nodes whose data names no other node (TRIGGER, DATA_SOURCE) need no lookup.
+  const succeeded = named.filter((id) => statusOf(id) === "SUCCESS");
+  const outputs = await store.outputs(run.runId, succeeded);
+  const states = new Map<string, NodeState>(
+    named.map((id) => [id, { status: statusOf(id), output: statusOf(id) === "SUCCESS" ? outputs.get(id) ?? {} : null }]),
+  );
+  const nodeOutputs = Object.fromEntries(succeeded.map((id) => [id, outputs.get(id) ?? {}]));
   return {
     ports,
     runId: run.runId,

@@ -34,14 +34,19 @@ export type StatusCounts = Record<EmailSendStatus, number>;
 
 /** The send ledger (OUTPUT): one record per email, the exactly-once guard (PostgreSQL: db/queries/send-ledger.ts). */
 export interface SendLedger {
+  /**
+   * Records every email of the node (idempotent per item); emails an earlier attempt of the chain left unsent (a retry,
+   * a resume) become pending again, suppressed ones skipped.
+   */
   recordEmails(key: LedgerKey, emails: LedgerEmail[]): Promise<void>;
-  reopenUnsent(key: LedgerKey): Promise<void>;
   pendingInRange(key: LedgerKey, execRunId: string, from: number, to: number): Promise<{ indexes: number[]; startedAtMs: number | null }>;
   markSent(key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<void>;
-  writeProgress(key: LedgerKey, execRunId: string): Promise<{ sent: number; total: number }>;
+  /** Counts by status, written as the node's progress. */
+  writeProgress(key: LedgerKey, execRunId: string): Promise<StatusCounts>;
   markUnsentFailed(key: LedgerKey, error: string): Promise<void>;
   countByStatus(ledgerRunId: string, nodeId: string): Promise<StatusCounts>;
-  quotaUsage(key: LedgerKey): Promise<{ usedToday: number; thisNode: number }>;
+  /** Today's workflow emails of the account (this node's apart) and this node's pending ones; sets its progress. */
+  beginSending(key: LedgerKey, execRunId: string): Promise<{ usedToday: number; thisNode: number }>;
 }
 
 /** The provider rate limit shared by every sender of a key (lib/email/pacing.ts). */

@@ -43,6 +43,8 @@ export type NodeOutcome = {
   output: Record<string, unknown>;
   itemsIn?: number;
   itemsOut?: number;
+  /** A line for the run's log, written with the node's result (before its "succeeded" line). */
+  log?: string;
 };
 
 /** A node that continues in batches, each its own durable step (OUTPUT: 100 emails per step). */

@@ -23,20 +23,18 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
     const emails = await renderAllEmails(node, rt, items);
     const key = ledgerKey(node, rt);
     const preview = rt.mode === "preview";
-    await rt.ports.ledger.reopenUnsent(key);
     await rt.ports.ledger.recordEmails(key, plan(node, emails, preview));
     if (preview) {
       const counts = await rt.ports.ledger.countByStatus(key.runId, node.id);
-      await rt.log("info", `Preview: ${fmt(counts.preview)} email(s) planned, ${fmt(counts.suppressed)} suppressed, ${fmt(counts.duplicate)} duplicate(s); nothing sent`);
       return {
         kind: "done",
         output: { emailsSent: 0, emailsPlanned: counts.preview, suppressed: counts.suppressed, duplicates: counts.duplicate },
         itemsIn: items.length,
         itemsOut: 0,
+        log: `Preview: ${fmt(counts.preview)} email(s) planned, ${fmt(counts.suppressed)} suppressed, ${fmt(counts.duplicate)} duplicate(s); nothing sent`,
       };
     }
     await assertWithinQuota(rt, key);
-    await rt.ports.ledger.writeProgress(key, rt.runId);
     return { kind: "batched", batches: Math.ceil(items.length / EMAILS_PER_BATCH) };
   },
 
@@ -82,11 +80,15 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
 
   async complete(node, rt) {
     const key = ledgerKey(node, rt);
-    const counts = await rt.ports.ledger.countByStatus(key.runId, node.id);
-    const progress = await rt.ports.ledger.writeProgress(key, rt.runId);
-    await rt.log("info", `Sent ${fmt(progress.sent)} email${progress.sent === 1 ? "" : "s"}` + skippedText(counts.suppressed, counts.duplicate));
+    const counts = await rt.ports.ledger.writeProgress(key, rt.runId);
     const itemsIn = counts.pending + counts.sent + counts.suppressed + counts.duplicate + counts.failed + counts.preview;
-    return { kind: "done", output: { emailsSent: counts.sent, suppressed: counts.suppressed, duplicates: counts.duplicate }, itemsIn, itemsOut: counts.sent };
+    return {
+      kind: "done",
+      output: { emailsSent: counts.sent, suppressed: counts.suppressed, duplicates: counts.duplicate },
+      itemsIn,
+      itemsOut: counts.sent,
+      log: `Sent ${fmt(counts.sent)} email${counts.sent === 1 ? "" : "s"}` + skippedText(counts.suppressed, counts.duplicate),
+    };
   },
 };
 
@@ -133,10 +135,10 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, start
   };
 }
 
-/** Flowmail's own EMAIL_DAILY_QUOTA: checked before the first email, so a node never stops half-way for it. */
+/** Flowmail's own EMAIL_DAILY_QUOTA, checked before the first email so a node never stops half-way for it; sets progress. */
 async function assertWithinQuota(rt: NodeRuntime, key: LedgerKey): Promise<void> {
   const quota = getConfig().emailDailyQuota;
-  const { usedToday, thisNode } = await rt.ports.ledger.quotaUsage(key);
+  const { usedToday, thisNode } = await rt.ports.ledger.beginSending(key, rt.runId);
   if (thisNode > 0 && usedToday + thisNode > quota) {
     const message =
       `Flowmail's daily email quota (EMAIL_DAILY_QUOTA, ${fmt(quota)}) is used up: ${fmt(usedToday)} workflow emails were already sent today and this node has ${fmt(thisNode)} to send, so none of them was sent. ` +

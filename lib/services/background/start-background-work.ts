@@ -1,5 +1,5 @@
 import "server-only";
-import { getDb } from "@/db/client";
+import { getDb, getRunStateDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { nowDate } from "@/lib/clock";
@@ -29,7 +29,7 @@ export async function startBackgroundWork(): Promise<void> {
     await getDb();
     // The lock before the executor: every run this process claims carries a key whose session is alive.
     if (config.databaseUrl) await acquireExecutorLock(config.databaseUrl);
-    startEmbeddedExecutor({ getDb, concurrency: config.executorConcurrency, retentionDays: config.runOutputRetentionDays, sweepTasks: SWEEP_TASKS }, { resumeAllRunning: !config.databaseUrl });
+    startEmbeddedExecutor({ getDb, getRunStateDb, concurrency: config.executorConcurrency, retentionDays: config.runOutputRetentionDays, sweepTasks: SWEEP_TASKS }, { resumeAllRunning: !config.databaseUrl });
     log.info("embedded run executor started", { concurrency: config.executorConcurrency });
   }
 }
