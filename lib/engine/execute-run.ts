@@ -2,16 +2,15 @@ import "server-only";
 import type { NodeStatus } from "@/db/schema";
 import { compileExpression, ExpressionError, isTruthy } from "@/lib/graph/expressions";
 import { ancestorsOf, decideNode, outgoingEdges, topologicalOrder } from "@/lib/graph/plan";
-import type { GraphEdge, GraphNode } from "@/lib/graph/schema";
+import type { GraphEdge, GraphNode, NodeType } from "@/lib/graph/schema";
 import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
 import { nodeExecutors } from "@/lib/nodes/registry";
-import { NodeError, type NodeExecutor, type NodeOutcome, type NodeRuntime } from "@/lib/nodes/types";
-import type { NodeType } from "@/lib/graph/schema";
-import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
-import { RunLostError, type StopReason } from "./run-control";
+import { NodeError, type NodeExecutor, type NodeOutcome } from "@/lib/nodes/types";
+import { forgetRuntimes, guard, noteBeat } from "./node-step";
+import type { StopReason } from "./run-control";
 import type { Finalized, RunStore, StoredRun } from "./run-store";
-import { buildRuntime, namedOutputs, type RunInfo } from "./runtime";
+import { namedOutputs, type RunInfo } from "./runtime";
 
 /** The durable-step primitive: Inngest's `step`, or the embedded executor's plain call. */
 export type Step = { run<T>(id: string, fn: () => Promise<T>): Promise<T> };
@@ -28,7 +27,7 @@ export type NodeSummary = {
 };
 
 /** A run being executed: its snapshot and the statuses its nodes have reached in this execution. */
-type Execution = RunInfo & { statusOf(id: string): NodeStatus };
+export type Execution = RunInfo & { statusOf(id: string): NodeStatus };
 
 export type EngineDeps = {
   /** Where the run's state lives (PgRunStore in the product, MemoryRunStore in the engine's unit tests). */
@@ -118,11 +117,6 @@ async function finishRun(deps: EngineDeps, run: RunInfo, order: string[], cancel
   return { status: finalized.status };
 }
 
-function forgetRuntimes(store: RunStore, runId: string): void {
-  const cached = runtimes.get(store);
-  if (!cached) return;
-  for (const key of cached.keys()) if (key.startsWith(`${runId}:`)) cached.delete(key);
-}
 
 /** Marks the nodes that can never run as SKIPPED and returns those that can run now. */
 async function planWave(
@@ -215,72 +209,6 @@ async function finishNode(store: RunStore, run: RunInfo, node: GraphNode, outcom
   const logMessages = [...(outcome.log ? [outcome.log] : []), `Node "${node.id}" succeeded${items}`];
   await store.nodeSucceeded(run.runId, node.id, { output: outcome.output, itemsIn: outcome.itemsIn, itemsOut: outcome.itemsOut, logMessages });
   return { status: "SUCCESS", deadTargets: dead };
-}
-
-/** Runs node code; a NodeError (or any error) fails the node with a sentence instead of escaping the step. */
-async function guard(
-  deps: EngineDeps,
-  run: Execution,
-  node: GraphNode,
-  fn: (rt: NodeRuntime) => Promise<NodeSummary>,
-): Promise<NodeSummary> {
-  const { store } = deps;
-  await beat(store, run.runId);
-  try {
-    return await fn(await runtimeFor(deps, run, node));
-  } catch (error) {
-    // Not the node's fault: the run stays RUNNING and is resumed (the sweep, or Inngest's step retry).
-    if (!(error instanceof NodeError) && (isConnectionLoss(error) || isDatabaseUnavailable(error))) throw error;
-    const message = nodeErrorMessage(error);
-    if (!(error instanceof NodeError)) log.error("node failed unexpectedly", { runId: run.runId, nodeId: node.id, error });
-    await store.nodeFailed(run.runId, node.id, message);
-    await store.log(run.runId, "error", `Node "${node.id}" failed: ${message}`, node.id);
-    return { status: "FAILED", error: message };
-  }
-}
-
-/**
- * A node's runtime is fixed once it starts (its upstream nodes have all finished), so the batch steps of an OUTPUT
- * node reuse it instead of re-reading the run's statuses for every 100 emails. Another process rebuilds it.
- */
-const runtimes = new WeakMap<RunStore, Map<string, Promise<NodeRuntime>>>();
-
-function runtimeFor(deps: EngineDeps, run: Execution, node: GraphNode): Promise<NodeRuntime> {
-  let cached = runtimes.get(deps.store);
-  if (!cached) runtimes.set(deps.store, (cached = new Map()));
-  const key = `${run.runId}:${node.id}`;
-  let runtime = cached.get(key);
-  if (!runtime) {
-    if (cached.size >= 64) cached.delete(cached.keys().next().value as string);
-    runtime = buildRuntime(deps.store, deps.ports, run, run.statusOf, node);
-    const entries = cached;
-    entries.set(key, runtime);
-    runtime.catch(() => entries.delete(key));
-  }
-  return runtime;
-}
-
-const lastBeat = new Map<string, number>();
-
-/** The claim (or takeover) that handed this process the run has just written its heartbeat. */
-function noteBeat(runId: string): void {
-  lastBeat.set(runId, Date.now());
-  if (lastBeat.size > 1000) lastBeat.clear();
-}
-
-/** Heartbeat at most every few seconds per run: steps can be many and short (OUTPUT batches). */
-async function beat(store: RunStore, runId: string): Promise<void> {
-  const now = Date.now();
-  if (now - (lastBeat.get(runId) ?? 0) < 5_000) return;
-  lastBeat.set(runId, now);
-  if (lastBeat.size > 1000) lastBeat.clear();
-  // Another process took the run over (this one's lock session was lost meanwhile): stop before the next step.
-  if (!(await store.heartbeat(runId))) throw new RunLostError(runId);
-}
-
-function nodeErrorMessage(error: unknown): string {
-  if (error instanceof NodeError) return error.message;
-  return "An unexpected error stopped this node (it has been logged for the operators); run the workflow again.";
 }
 
 /** Evaluates the conditions on the node's outgoing edges (scope: upstream outputs by id, this node's included). */

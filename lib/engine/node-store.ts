@@ -59,6 +59,23 @@ export async function readNodeRow(db: Db, runId: string, nodeId: string): Promis
 }
 
 /**
+ * A finishing node's start: the row's own, or the time this process started it without writing RUNNING
+ * (PgRunStore's deferred start), never later than the database's now (the app's clock may run ahead of it).
+ */
+function startedExpression(startedAt: Date | undefined) {
+  return startedAt
+    ? sql`coalesce(started_at, least(${startedAt.toISOString()}::timestamptz, now()))`
+    : sql`coalesce(started_at, now())`;
+}
+
+/** A node started without its RUNNING write (PgRunStore's deferred start) that is still running: write it now. */
+export async function markNodeRunning(db: Db, runId: string, nodeId: string, startedAt: Date): Promise<void> {
+  await db.execute(sql`
+    update node_results set status = 'RUNNING', started_at = coalesce(started_at, least(${startedAt.toISOString()}::timestamptz, now()))
+    where run_id = ${runId} and node_id = ${nodeId} and status = 'PENDING'`);
+}
+
+/**
  * Moves a node that has not finished to RUNNING in one round trip. Returns undefined when it started, or the row
  * of a node that already finished (SUCCESS/FAILED/SKIPPED: a resumed run must not execute it again).
  */
@@ -77,13 +94,15 @@ export async function markNodeSucceeded(
   runId: string,
   nodeId: string,
   result: { output: Record<string, unknown>; itemsIn?: number; itemsOut?: number; logMessages: string[] },
+  startedAt?: Date,
 ): Promise<void> {
   cacheFor(runId).set(nodeId, result.output);
   // The result and its log line in one round trip.
   await db.execute(sql`
     with done as (
       update node_results set status = 'SUCCESS', output = ${JSON.stringify(result.output)}::jsonb,
-        items_in = ${result.itemsIn ?? null}, items_out = ${result.itemsOut ?? null}, error = null, completed_at = now()
+        items_in = ${result.itemsIn ?? null}, items_out = ${result.itemsOut ?? null}, error = null, completed_at = now(),
+        started_at = ${startedExpression(startedAt)}
       where run_id = ${runId} and node_id = ${nodeId}
       returning node_id
     )
@@ -93,10 +112,10 @@ export async function markNodeSucceeded(
     order by m.n`);
 }
 
-export async function markNodeFailed(db: Db, runId: string, nodeId: string, error: string): Promise<void> {
+export async function markNodeFailed(db: Db, runId: string, nodeId: string, error: string, startedAt?: Date): Promise<void> {
   await db
     .update(nodeResults)
-    .set({ status: "FAILED", error, completedAt: new Date(), startedAt: sql`coalesce(${nodeResults.startedAt}, now())` })
+    .set({ status: "FAILED", error, completedAt: new Date(), startedAt: startedExpression(startedAt) })
     .where(and(eq(nodeResults.runId, runId), eq(nodeResults.nodeId, nodeId)));
 }
 

@@ -3,23 +3,36 @@ import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { Graph } from "@/lib/graph/schema";
 import { finalizeRunRows } from "./finalize-run";
-import { loadOutputs, markNodeFailed, markNodesSkipped, markNodeSucceeded, startNodeRow, startRunRows } from "./node-store";
+import { log } from "@/lib/log";
+import { loadOutputs, markNodeFailed, markNodeRunning, markNodesSkipped, markNodeSucceeded, startNodeRow, startRunRows } from "./node-store";
 import { claimNextRunWithInfo, heartbeat } from "./queue";
 import { noteClaimed, releaseRun, stopReason } from "./run-control";
 import { appendRunLog } from "./run-log";
 import type { RunStore, StoredRun } from "./run-store";
 import { RUN_INFO_COLUMNS, runInfoExtras, type RunInfoRow } from "./runtime";
 
+/** How long a started node may run before its RUNNING status is written (the canvas shows it from then on). */
+export const DEFERRED_RUNNING_MS = 250;
+
 /**
  * The product's RunStore: node rows, outputs, logs and the run's status in PostgreSQL (or PGlite). Claims, heartbeats
  * and takeovers follow queue.ts (one atomic UPDATE each, ownership by executor key and heartbeat).
  */
 export class PgRunStore implements RunStore {
+  /**
+   * Nodes whose PENDING row the claim has just written (`runId:nodeId`): starting one needs no read (nothing else writes
+   * a claimed run's node rows), so its RUNNING write is deferred — made only if it is still running after
+   * DEFERRED_RUNNING_MS, else folded into its finishing write (`started`). A tiny run saves a round trip per node.
+   */
+  private readonly fresh = new Set<string>();
+  private readonly started = new Map<string, { at: Date; timer: NodeJS.Timeout }>();
+
   constructor(readonly db: Db) {}
 
   async claimNext(workflowId: string) {
     const claimed = await claimNextRunWithInfo(this.db, workflowId);
     if (claimed) noteClaimed(claimed.runId, claimed.cancelRequested);
+    if (claimed) for (const nodeId of claimed.freshNodes) this.fresh.add(`${claimed.runId}:${nodeId}`);
     return claimed ? { ...claimed, status: "RUNNING", started: true, claimed: true as const } : null;
   }
 
@@ -44,16 +57,36 @@ export class PgRunStore implements RunStore {
     return startRunRows(this.db, run.runId, run.graph.nodes, run.version);
   }
 
-  startNode(runId: string, nodeId: string) {
-    return startNodeRow(this.db, runId, nodeId);
+  async startNode(runId: string, nodeId: string) {
+    const key = `${runId}:${nodeId}`;
+    if (!this.fresh.delete(key)) return startNodeRow(this.db, runId, nodeId);
+    const at = new Date();
+    const timer = setTimeout(() => {
+      if (this.started.get(key)?.timer !== timer) return;
+      this.started.delete(key);
+      markNodeRunning(this.db, runId, nodeId, at).catch((error) => log.warn("could not mark a node RUNNING", { runId, nodeId, error }));
+    }, DEFERRED_RUNNING_MS);
+    timer.unref();
+    this.started.set(key, { at, timer });
+    return undefined;
   }
 
   nodeSucceeded(runId: string, nodeId: string, success: Parameters<RunStore["nodeSucceeded"]>[2]) {
-    return markNodeSucceeded(this.db, runId, nodeId, success);
+    return markNodeSucceeded(this.db, runId, nodeId, success, this.takeStart(runId, nodeId));
   }
 
   nodeFailed(runId: string, nodeId: string, error: string) {
-    return markNodeFailed(this.db, runId, nodeId, error);
+    return markNodeFailed(this.db, runId, nodeId, error, this.takeStart(runId, nodeId));
+  }
+
+  /** A deferred start's time (its RUNNING write cancelled: the finishing write sets started_at). */
+  private takeStart(runId: string, nodeId: string): Date | undefined {
+    const key = `${runId}:${nodeId}`;
+    const entry = this.started.get(key);
+    if (!entry) return undefined;
+    clearTimeout(entry.timer);
+    this.started.delete(key);
+    return entry.at;
   }
 
   nodesSkipped(runId: string, nodeIds: string[]) {
@@ -77,10 +110,17 @@ export class PgRunStore implements RunStore {
   }
 
   release(runId: string) {
+    this.forget(runId);
     return releaseRun(this.db, runId);
   }
 
+  /** A run this store stops executing: nodes it never started stay as their rows say. */
+  private forget(runId: string): void {
+    for (const key of this.fresh) if (key.startsWith(`${runId}:`)) this.fresh.delete(key);
+  }
+
   finalize(run: Parameters<RunStore["finalize"]>[0], order: string[], options: { cancelled: boolean }) {
+    this.forget(run.runId);
     return finalizeRunRows(this.db, run, order, options);
   }
 }

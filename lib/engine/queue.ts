@@ -16,7 +16,7 @@ export const HEARTBEAT_INTERVAL_MS = 10_000;
 export type ClaimedRun = { runId: string; workflowId: string };
 
 /** The claimed run's snapshot, read by the claim itself (the embedded executor; an Inngest step result stays small). */
-export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; version: number; cancelRequested: boolean } & Omit<RunInfo, "runId" | "workflowId" | "accountId" | "graph">;
+export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; version: number; cancelRequested: boolean; freshNodes: string[] } & Omit<RunInfo, "runId" | "workflowId" | "accountId" | "graph">;
 
 /**
  * Claims the oldest PENDING run (lowest seq) of the workflow, only while no run of that workflow is RUNNING.
@@ -49,12 +49,13 @@ export async function claimNextRunWithInfo(db: Db, workflowId: string): Promise<
         graph: row.graph as Graph,
         version: Number(row.workflow_version),
         cancelRequested: row.cancel_requested === true,
+        freshNodes: row.fresh_nodes ?? [],
         ...runInfoExtras(row),
       }
     : null;
 }
 
-type ClaimRow = { id: string; beat: string; account_id?: string; graph?: unknown; workflow_version?: number; cancel_requested?: boolean } & RunInfoRow;
+type ClaimRow = { id: string; beat: string; account_id?: string; graph?: unknown; workflow_version?: number; cancel_requested?: boolean; fresh_nodes?: string[] } & RunInfoRow;
 
 async function claim(db: Db, workflowId: string, returning: SQL, options: { start?: boolean } = {}): Promise<ClaimRow | null> {
   const update = sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now(),
@@ -83,7 +84,7 @@ async function claim(db: Db, workflowId: string, returning: SQL, options: { star
                 then 'Run started (workflow version ' || c.workflow_version || ')' else 'Run resumed after an interruption' end
               from claimed c
             )
-            select * from claimed`
+            select claimed.*, array(select node_id from ins) as fresh_nodes from claimed`
         : update,
     );
     if (rows[0]) noteOwnBeat(rows[0].id, rows[0].beat);

@@ -1,0 +1,85 @@
+import "server-only";
+import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
+import type { GraphNode } from "@/lib/graph/schema";
+import { log } from "@/lib/log";
+import { NodeError, type NodeRuntime } from "@/lib/nodes/types";
+import type { EngineDeps, Execution, NodeSummary } from "./execute-run";
+import { RunLostError } from "./run-control";
+import type { RunStore } from "./run-store";
+import { buildRuntime } from "./runtime";
+
+// What wraps every node step of the engine: the heartbeat that proves the run is still this process's, the node's
+// runtime (built once per node), and the rule that a node's error fails the node with a sentence, not the run.
+
+/** Runs node code; a NodeError (or any error) fails the node with a sentence instead of escaping the step. */
+export async function guard(
+  deps: EngineDeps,
+  run: Execution,
+  node: GraphNode,
+  fn: (rt: NodeRuntime) => Promise<NodeSummary>,
+): Promise<NodeSummary> {
+  const { store } = deps;
+  await beat(store, run.runId);
+  try {
+    return await fn(await runtimeFor(deps, run, node));
+  } catch (error) {
+    // Not the node's fault: the run stays RUNNING and is resumed (the sweep, or Inngest's step retry).
+    if (!(error instanceof NodeError) && (isConnectionLoss(error) || isDatabaseUnavailable(error))) throw error;
+    const message = nodeErrorMessage(error);
+    if (!(error instanceof NodeError)) log.error("node failed unexpectedly", { runId: run.runId, nodeId: node.id, error });
+    await store.nodeFailed(run.runId, node.id, message);
+    await store.log(run.runId, "error", `Node "${node.id}" failed: ${message}`, node.id);
+    return { status: "FAILED", error: message };
+  }
+}
+
+/**
+ * A node's runtime is fixed once it starts (its upstream nodes have all finished), so the batch steps of an OUTPUT
+ * node reuse it instead of re-reading the run's statuses for every 100 emails. Another process rebuilds it.
+ */
+const runtimes = new WeakMap<RunStore, Map<string, Promise<NodeRuntime>>>();
+
+function runtimeFor(deps: EngineDeps, run: Execution, node: GraphNode): Promise<NodeRuntime> {
+  let cached = runtimes.get(deps.store);
+  if (!cached) runtimes.set(deps.store, (cached = new Map()));
+  const key = `${run.runId}:${node.id}`;
+  let runtime = cached.get(key);
+  if (!runtime) {
+    if (cached.size >= 64) cached.delete(cached.keys().next().value as string);
+    runtime = buildRuntime(deps.store, deps.ports, run, run.statusOf, node);
+    const entries = cached;
+    entries.set(key, runtime);
+    runtime.catch(() => entries.delete(key));
+  }
+  return runtime;
+}
+
+const lastBeat = new Map<string, number>();
+
+/** The claim (or takeover) that handed this process the run has just written its heartbeat. */
+export function noteBeat(runId: string): void {
+  lastBeat.set(runId, Date.now());
+  if (lastBeat.size > 1000) lastBeat.clear();
+}
+
+/** Heartbeat at most every few seconds per run: steps can be many and short (OUTPUT batches). */
+async function beat(store: RunStore, runId: string): Promise<void> {
+  const now = Date.now();
+  if (now - (lastBeat.get(runId) ?? 0) < 5_000) return;
+  lastBeat.set(runId, now);
+  if (lastBeat.size > 1000) lastBeat.clear();
+  // Another process took the run over (this one's lock session was lost meanwhile): stop before the next step.
+  if (!(await store.heartbeat(runId))) throw new RunLostError(runId);
+}
+
+function nodeErrorMessage(error: unknown): string {
+  if (error instanceof NodeError) return error.message;
+  return "An unexpected error stopped this node (it has been logged for the operators); run the workflow again.";
+}
+
+/** A run this process stops executing: its nodes' runtimes are dropped. */
+export function forgetRuntimes(store: RunStore, runId: string): void {
+  const cached = runtimes.get(store);
+  if (!cached) return;
+  for (const key of cached.keys()) if (key.startsWith(`${runId}:`)) cached.delete(key);
+}
