@@ -193,7 +193,7 @@ async function runNode(step: Step, deps: EngineDeps, run: Execution, node: Graph
 }
 
 async function startNode(deps: EngineDeps, run: Execution, node: GraphNode, executor: NodeExecutor): Promise<NodeSummary> {
-  const finished = await deps.store.startNode(run.runId, node.id);
+  const finished = await deps.store.startNode(run.runId, node.id, { deferrable: !executor.runBatch });
   if (finished?.status === "SUCCESS") return guard(deps, run, node, async () => ({ status: "SUCCESS", deadTargets: await deadTargets(deps.store, run, node) }));
   if (finished) return { status: "FAILED", error: finished.error ?? "failed" };
   return guard(deps, run, node, async (rt) => {

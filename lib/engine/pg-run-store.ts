@@ -21,8 +21,8 @@ export const DEFERRED_RUNNING_MS = 250;
 export class PgRunStore implements RunStore {
   /**
    * Nodes whose PENDING row the claim has just written (`runId:nodeId`): starting one needs no read (nothing else writes
-   * a claimed run's node rows), so its RUNNING write is deferred — made only if it is still running after
-   * DEFERRED_RUNNING_MS, else folded into its finishing write (`started`). A tiny run saves a round trip per node.
+   * a claimed run's node rows), so the RUNNING write of a node without batches is deferred — made only if it is still
+   * running after DEFERRED_RUNNING_MS, else folded into its finishing write (`started`). Saves a round trip per node.
    */
   private readonly fresh = new Set<string>();
   private readonly started = new Map<string, { at: Date; timer: NodeJS.Timeout }>();
@@ -57,9 +57,11 @@ export class PgRunStore implements RunStore {
     return startRunRows(this.db, run.runId, run.graph.nodes, run.version);
   }
 
-  async startNode(runId: string, nodeId: string) {
+  async startNode(runId: string, nodeId: string, options: { deferrable?: boolean } = {}) {
     const key = `${runId}:${nodeId}`;
-    if (!this.fresh.delete(key)) return startNodeRow(this.db, runId, nodeId);
+    // A node with batches (OUTPUT) is written RUNNING at once: its batch steps may run in other invocations (Inngest),
+    // where this process's timer and start time are gone.
+    if (!this.fresh.delete(key) || !options.deferrable) return startNodeRow(this.db, runId, nodeId);
     const at = new Date();
     const timer = setTimeout(() => {
       if (this.started.get(key)?.timer !== timer) return;

@@ -40,8 +40,12 @@ export interface RunStore {
   loadRun(runId: string): Promise<StoredRun | undefined>;
   /** One PENDING row per node (kept when already there: a resumed run) and the run's first log line. */
   startRun(run: StoredRun): Promise<void>;
-  /** Moves a node that has not finished to RUNNING; returns the node when it had already finished instead. */
-  startNode(runId: string, nodeId: string): Promise<FinishedNode | undefined>;
+  /**
+   * Moves a node that has not finished to RUNNING; returns the node when it had already finished instead.
+   * `deferrable`: the node finishes in this step (it has no batches), so a store may fold the RUNNING write into the
+   * finishing one when the node is quick.
+   */
+  startNode(runId: string, nodeId: string, options?: { deferrable?: boolean }): Promise<FinishedNode | undefined>;
   nodeSucceeded(runId: string, nodeId: string, success: NodeSuccess): Promise<void>;
   nodeFailed(runId: string, nodeId: string, error: string): Promise<void>;
   /** Nodes that have not finished become SKIPPED (finished ones are left as they are). */
