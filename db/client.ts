@@ -4,6 +4,7 @@ import path from "node:path";
 import type { SQL } from "drizzle-orm";
 import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { getConfig } from "@/lib/config";
+import { log } from "@/lib/log";
 import * as schema from "./schema";
 
 /**
@@ -24,7 +25,7 @@ export type DbHandle = {
    * and any later ordinary commit (the send ledger, an enqueue) flushes them first. What such a loss costs: the nodes
    * written then run again when the run resumes; the send ledger, which stays on `db`, keeps every email exactly-once.
    */
-  runStateDb?: Db;
+  runStateDb?: () => Promise<Db>;
 };
 
 /**
@@ -43,7 +44,7 @@ export function getDb(): Promise<Db> {
 
 /** The database for the run engine's own state: `runStateDb` on PostgreSQL (see DbHandle), the database otherwise. */
 export function getRunStateDb(): Promise<Db> {
-  return getDbHandle().then((h) => h.runStateDb ?? h.db);
+  return getDbHandle().then((h) => (h.runStateDb ? h.runStateDb() : h.db));
 }
 
 export function getDbHandle(): Promise<DbHandle> {
@@ -70,21 +71,44 @@ export async function closeDb(): Promise<void> {
 async function openDatabase(): Promise<DbHandle> {
   if (globalForDb.__flowmailDbOpener) return globalForDb.__flowmailDbOpener();
   const config = getConfig();
-  if (config.databaseUrl) return openPostgres(config.databaseUrl, { preparedStatements: config.databasePreparedStatements });
+  if (config.databaseUrl) {
+    return openPostgres(config.databaseUrl, { preparedStatements: config.databasePreparedStatements, asyncRunState: config.databaseAsyncRunState });
+  }
   return openEmbedded(path.join(config.dataDir, "pglite"));
 }
 
-export async function openPostgres(url: string, options: { max?: number; preparedStatements?: boolean } = {}): Promise<DbHandle> {
+export async function openPostgres(
+  url: string,
+  options: { max?: number; preparedStatements?: boolean; asyncRunState?: boolean; runStateConnection?: Record<string, string> } = {},
+): Promise<DbHandle> {
   const { default: postgres } = await import("postgres");
   assertDriverPatched(postgres);
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const client = postgres(url, { max: options.max ?? 10, onnotice: () => {}, idle_timeout: 30 });
   const wrap = (c: typeof client) => drizzle(options.preparedStatements === false ? c : withPreparedStatements(c), { schema });
+  const db = wrap(client);
+  if (options.asyncRunState === false) return { db, driver: "postgres", close: () => client.end({ timeout: 5 }) };
   // Connections open lazily: a process that executes no run never opens one.
-  const runState = postgres(url, { max: 4, onnotice: () => {}, idle_timeout: 30, connection: { synchronous_commit: "off" } });
+  const runState = postgres(url, { max: 4, onnotice: () => {}, idle_timeout: 30, connection: options.runStateConnection ?? { synchronous_commit: "off" } });
+  let checked: Promise<Db> | undefined;
+  // A pooler (PgBouncer, Supavisor) may refuse the startup parameter: then the run state uses the ordinary pool.
+  const probe = async (): Promise<Db> => {
+    try {
+      await runState`select 1`;
+      return wrap(runState);
+    } catch (error) {
+      if (!/startup parameter|synchronous_commit/i.test(error instanceof Error ? error.message : String(error))) {
+        checked = undefined; // an outage: ask again next time
+        throw error;
+      }
+      log.warn("the database refused synchronous_commit=off as a startup parameter (a pooler?): run state is written with durable commits", { error });
+      void runState.end({ timeout: 1 });
+      return db;
+    }
+  };
   return {
-    db: wrap(client),
-    runStateDb: wrap(runState),
+    db,
+    runStateDb: () => (checked ??= probe()),
     driver: "postgres",
     close: async () => {
       await Promise.all([client.end({ timeout: 5 }), runState.end({ timeout: 5 })]);

@@ -47,6 +47,7 @@ const envSchema = z.object({
   DATA_DIR: z.string().default(".data"),
   DATABASE_URL: optionalString,
   DATABASE_PREPARED_STATEMENTS: optionalString,
+  DATABASE_ASYNC_RUN_STATE: optionalString,
   INNGEST_EVENT_KEY: optionalString,
   INNGEST_SIGNING_KEY: optionalString,
   INNGEST_DEV: optionalString,
@@ -88,6 +89,8 @@ export type Config = {
   databaseUrl: string | undefined;
   /** Prepared statements on PostgreSQL (default on; off for a transaction-mode pooler that lacks them). */
   databasePreparedStatements: boolean;
+  /** The run engine's own writes through a pool with synchronous_commit=off (db/client.ts, runStateDb). */
+  databaseAsyncRunState: boolean;
   inngest: { enabled: boolean; eventKey?: string; signingKey?: string; dev: boolean };
   resend: { apiKey?: string; baseUrl?: string };
   emailTransport: "resend" | "mailbox";
@@ -185,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     dataDir,
     databaseUrl: e.DATABASE_URL,
     databasePreparedStatements: !["false", "0", "off", "no"].includes((e.DATABASE_PREPARED_STATEMENTS ?? "").trim().toLowerCase()),
+    databaseAsyncRunState: !["false", "0", "off", "no"].includes((e.DATABASE_ASYNC_RUN_STATE ?? "").trim().toLowerCase()),
     inngest: {
       enabled: inngestEnabled,
       eventKey: e.INNGEST_EVENT_KEY,
