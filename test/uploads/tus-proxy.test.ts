@@ -63,9 +63,14 @@ describe("through a proxy with Vercel's 4.5 MB body limit", () => {
       });
       expect(proxy.cuts).toBe(1);
       // The resume started from what the server had stored: the first piece and the part of the second that arrived.
-      expect(heads).toHaveLength(1);
-      expect(heads[0]).toBeGreaterThan(4 * 1024 * 1024);
-      expect(heads[0]).toBeLessThanOrEqual(Math.floor(csv.length / 2));
+      // On a busy machine the client's first HEAD can come while the server is still storing the cut piece's bytes:
+      // it then answers the first piece's end, the PATCH from there meets 409 (the offset moved on) and the client asks
+      // again. Either way offsets only move forward and the last one is past the first piece.
+      expect(heads.length).toBeGreaterThanOrEqual(1);
+      expect(heads.length).toBeLessThanOrEqual(2);
+      expect(heads.slice(0, -1)).toEqual(Array(heads.length - 1).fill(4 * 1024 * 1024));
+      expect(heads.at(-1)).toBeGreaterThan(4 * 1024 * 1024);
+      expect(heads.at(-1)).toBeLessThanOrEqual(Math.floor(csv.length / 2));
       const stored = await storedUpload(result.uploadId!);
       // Every byte once: a byte stored twice would lengthen the file and break its rows.
       expect(stored).toMatchObject({ rowCount: ROWS, sizeBytes: csv.length });
