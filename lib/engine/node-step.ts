@@ -46,7 +46,7 @@ function runtimeFor(deps: EngineDeps, run: Execution, node: GraphNode): Promise<
   let runtime = cached.get(key);
   if (!runtime) {
     if (cached.size >= 64) cached.delete(cached.keys().next().value as string);
-    runtime = buildRuntime(deps.store, deps.ports, run, run.statusOf, node);
+    runtime = buildRuntime(deps.store, deps.ports, run, node);
     const entries = cached;
     entries.set(key, runtime);
     runtime.catch(() => entries.delete(key));

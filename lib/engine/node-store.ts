@@ -1,5 +1,5 @@
 import "server-only";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { nodeResults, type NodeStatus } from "@/db/schema";
 
@@ -32,22 +32,30 @@ export function forgetRunOutputs(runId: string): void {
 }
 
 /**
- * One PENDING row per node, so a freshly claimed run shows every node, and the run's first log line ("started", or
- * "resumed" when the rows were already there) in the same round trip.
+ * Starting a run, as CTEs over `runs`, a relation of `runs` rows (id, graph, workflow_version): one PENDING row per node
+ * of its graph (`ins` returns those it wrote; rows already there — a resume, or nodes a retry reused — are kept), so
+ * the run shows every node, and its first log line ("started", or "resumed" when the rows were all there). Used by the
+ * claim (queue.ts, the same statement) and by startRunRows.
  */
-export async function startRunRows(db: Db, runId: string, nodes: { id: string; type: string }[], version: number): Promise<void> {
-  const rows = JSON.stringify(nodes.map((n) => ({ id: n.id, type: n.type })));
-  await db.execute(sql`
-    with ins as (
+export function startRowsCtes(runs: SQL): SQL {
+  return sql`ins as (
       insert into node_results (run_id, node_id, type, status)
-      select ${runId}, n.id, n.type, 'PENDING' from jsonb_to_recordset(${rows}::jsonb) as n(id text, type text)
+      select c.id, n->>'id', n->>'type', 'PENDING' from ${runs} c, jsonb_array_elements(c.graph->'nodes') n
       on conflict do nothing
       returning node_id
-    )
-    insert into run_logs (run_id, level, message)
-    select ${runId}, 'info',
-      case when exists (select 1 from ins) or ${nodes.length}::int = 0
-        then ${`Run started (workflow version ${version})`} else 'Run resumed after an interruption' end`);
+    ), logged as (
+      insert into run_logs (run_id, level, message)
+      select c.id, 'info', case when exists (select 1 from ins) or jsonb_array_length(c.graph->'nodes') = 0
+        then 'Run started (workflow version ' || c.workflow_version || ')' else 'Run resumed after an interruption' end
+      from ${runs} c
+    )`;
+}
+
+/** Starts a run that was not just claimed here (an Inngest replay, a resume): see startRowsCtes. */
+export async function startRunRows(db: Db, runId: string): Promise<void> {
+  await db.execute(sql`
+    with r as (select id, graph, workflow_version from runs where id = ${runId}), ${startRowsCtes(sql`r`)}
+    select 1`);
 }
 
 export async function readNodeRow(db: Db, runId: string, nodeId: string): Promise<NodeRow | undefined> {

@@ -1,7 +1,6 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
-import type { Graph } from "@/lib/graph/schema";
 import { finalizeRunRows } from "./finalize-run";
 import { log } from "@/lib/log";
 import { loadOutputs, markNodeFailed, markNodeRunning, markNodesSkipped, markNodeSucceeded, startNodeRow, startRunRows } from "./node-store";
@@ -9,7 +8,7 @@ import { claimNextRunWithInfo, heartbeat } from "./queue";
 import { noteClaimed, releaseRun, stopReason } from "./run-control";
 import { appendRunLog } from "./run-log";
 import type { RunStore, StoredRun } from "./run-store";
-import { RUN_INFO_COLUMNS, runInfoExtras, type RunInfoRow } from "./runtime";
+import { RUN_COLUMNS, runFromRow, type RunRow } from "./runtime";
 
 /** How long a started node may run before its RUNNING status is written (the canvas shows it from then on). */
 export const DEFERRED_RUNNING_MS = 250;
@@ -31,30 +30,22 @@ export class PgRunStore implements RunStore {
 
   async claimNext(workflowId: string) {
     const claimed = await claimNextRunWithInfo(this.db, workflowId);
-    if (claimed) noteClaimed(claimed.runId, claimed.cancelRequested);
-    if (claimed) for (const nodeId of claimed.freshNodes) this.fresh.add(`${claimed.runId}:${nodeId}`);
-    return claimed ? { ...claimed, status: "RUNNING", started: true, claimed: true as const } : null;
+    if (!claimed) return null;
+    noteClaimed(claimed.runId, claimed.cancelRequested);
+    for (const nodeId of claimed.freshNodes) this.fresh.add(`${claimed.runId}:${nodeId}`);
+    return { ...claimed, status: "RUNNING", started: true, claimed: true as const };
   }
 
   async loadRun(runId: string): Promise<StoredRun | undefined> {
-    const [row] = await execRows<{ id: string; workflow_id: string; account_id: string; graph: unknown; workflow_version: number; status: string } & RunInfoRow>(
+    const [row] = await execRows<RunRow & { status: string }>(
       this.db,
-      sql`select id, workflow_id, account_id, graph, workflow_version, status, ${sql.raw(RUN_INFO_COLUMNS)} from runs where id = ${runId}`,
+      sql`select ${sql.raw(RUN_COLUMNS)}, status from runs where id = ${runId}`,
     );
-    if (!row) return undefined;
-    return {
-      runId: row.id,
-      workflowId: row.workflow_id,
-      accountId: row.account_id,
-      graph: row.graph as Graph,
-      version: Number(row.workflow_version),
-      status: row.status,
-      ...runInfoExtras(row),
-    };
+    return row ? { ...runFromRow(row), status: row.status } : undefined;
   }
 
   startRun(run: StoredRun) {
-    return startRunRows(this.db, run.runId, run.graph.nodes, run.version);
+    return startRunRows(this.db, run.runId);
   }
 
   async startNode(runId: string, nodeId: string, options: { deferrable?: boolean } = {}) {

@@ -3,7 +3,8 @@ import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { Graph } from "@/lib/graph/schema";
 import { EXECUTOR_GONE, executorKey } from "./executor-lock";
-import { RUN_INFO_COLUMNS, runInfoExtras, type RunInfo, type RunInfoRow } from "./runtime";
+import { startRowsCtes } from "./node-store";
+import { RUN_COLUMNS, runFromRow, type RunInfo, type RunRow } from "./runtime";
 
 /**
  * Seconds without a heartbeat after which a RUNNING run is taken to belong to a dead (or stuck) process. On PostgreSQL a
@@ -35,29 +36,21 @@ export async function claimNextRun(db: Db, workflowId: string): Promise<ClaimedR
  * for a run that was not just claimed. One round trip where the executor made three.
  */
 export async function claimNextRunWithInfo(db: Db, workflowId: string): Promise<ClaimedRunInfo | null> {
-  const row = await claim(
+  const row = await claim<RunRow & { cancel_requested: boolean; fresh_nodes?: string[] }>(
     db,
     workflowId,
-    sql`id, account_id, graph, workflow_version, heartbeat_at::text as beat, cancel_requested_at is not null as cancel_requested, ${sql.raw(RUN_INFO_COLUMNS)}`,
+    sql`${sql.raw(RUN_COLUMNS)}, heartbeat_at::text as beat, cancel_requested_at is not null as cancel_requested`,
     { start: true },
   );
   return row
-    ? {
-        runId: row.id,
-        workflowId,
-        accountId: row.account_id!,
-        graph: row.graph as Graph,
-        version: Number(row.workflow_version),
-        cancelRequested: row.cancel_requested === true,
-        freshNodes: row.fresh_nodes ?? [],
-        ...runInfoExtras(row),
-      }
+    ? { ...runFromRow(row), cancelRequested: row.cancel_requested === true, freshNodes: row.fresh_nodes ?? [] }
     : null;
 }
 
-type ClaimRow = { id: string; beat: string; account_id?: string; graph?: unknown; workflow_version?: number; cancel_requested?: boolean; fresh_nodes?: string[] } & RunInfoRow;
+/** What every claim returns (the id and the heartbeat it wrote), plus the columns the caller asked for. */
+type ClaimRow = { id: string; beat: string };
 
-async function claim(db: Db, workflowId: string, returning: SQL, options: { start?: boolean } = {}): Promise<ClaimRow | null> {
+async function claim<Extra = object>(db: Db, workflowId: string, returning: SQL, options: { start?: boolean } = {}): Promise<(ClaimRow & Extra) | null> {
   const update = sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now(),
             executor_key = ${executorKey()}
           where id = (
@@ -69,21 +62,10 @@ async function claim(db: Db, workflowId: string, returning: SQL, options: { star
           ) and status = 'PENDING'
           returning ${returning}`;
   try {
-    const rows = await execRows<ClaimRow>(
+    const rows = await execRows<ClaimRow & Extra>(
       db,
       options.start
-        ? sql`with claimed as (${update}),
-            ins as (
-              insert into node_results (run_id, node_id, type, status)
-              select c.id, n->>'id', n->>'type', 'PENDING' from claimed c, jsonb_array_elements(c.graph->'nodes') n
-              on conflict do nothing
-              returning node_id
-            ), logged as (
-              insert into run_logs (run_id, level, message)
-              select c.id, 'info', case when exists (select 1 from ins) or jsonb_array_length(c.graph->'nodes') = 0
-                then 'Run started (workflow version ' || c.workflow_version || ')' else 'Run resumed after an interruption' end
-              from claimed c
-            )
+        ? sql`with claimed as (${update}), ${startRowsCtes(sql`claimed`)}
             select claimed.*, array(select node_id from ins) as fresh_nodes from claimed`
         : update,
     );

@@ -20,14 +20,31 @@ export type RunInfo = {
   triggerBody?: unknown;
 };
 
-/** The columns of `runs` that make a RunInfo's part-two fields (selected by the claim and by loadRun). */
-export const RUN_INFO_COLUMNS = "mode, trigger, until_node_id, coalesce(chain_root_id, id) as ledger_run_id, trigger_body";
+/** The columns of `runs` a run's snapshot is read from (by the claim and by loadRun): see runFromRow. */
+export const RUN_COLUMNS =
+  "id, workflow_id, account_id, graph, workflow_version, mode, trigger, until_node_id, coalesce(chain_root_id, id) as ledger_run_id, trigger_body";
 
-export type RunInfoRow = { mode?: string; trigger?: string; until_node_id?: string | null; ledger_run_id?: string; trigger_body?: unknown };
+export type RunRow = {
+  id: string;
+  workflow_id: string;
+  account_id: string;
+  graph: unknown;
+  workflow_version: number;
+  mode?: string;
+  trigger?: string;
+  until_node_id?: string | null;
+  ledger_run_id?: string;
+  trigger_body?: unknown;
+};
 
-/** The part-two fields of RunInfo from a row selected with RUN_INFO_COLUMNS. */
-export function runInfoExtras(row: RunInfoRow): Pick<RunInfo, "mode" | "trigger" | "untilNodeId" | "ledgerRunId" | "triggerBody"> {
+/** A run's snapshot from a row selected with RUN_COLUMNS. */
+export function runFromRow(row: RunRow): RunInfo & { version: number } {
   return {
+    runId: row.id,
+    workflowId: row.workflow_id,
+    accountId: row.account_id,
+    graph: row.graph as Graph,
+    version: Number(row.workflow_version),
     mode: (row.mode ?? "live") as RunMode,
     trigger: (row.trigger ?? "manual") as RunTrigger,
     untilNodeId: row.until_node_id ?? null,
@@ -48,10 +65,10 @@ export function namedNodeIds(graph: Graph, text: string): string[] {
 export async function buildRuntime(
   store: RunStore,
   ports: NodePorts,
-  run: RunInfo,
-  statusOf: (id: string) => NodeStatus,
+  run: RunInfo & { statusOf(id: string): NodeStatus },
   node: GraphNode,
 ): Promise<NodeRuntime> {
+  const { statusOf } = run;
   const named = namedNodeIds(run.graph, JSON.stringify(node.data)).filter((id) => id !== node.id);
   // Statuses come from the engine (every node upstream is final when this one runs); outputs from the store, which
   // keeps those this process wrote. Nodes whose data names no other node (TRIGGER, DATA_SOURCE) need no lookup.
