@@ -61,7 +61,7 @@ async function recordChunk(db: Db, key: LedgerKey, emails: LedgerEmail[], start:
  * A node executed again in a retry chain: emails a failed attempt never sent become pending again, and pending ones
  * whose address was suppressed meanwhile are skipped. Sent ones stay sent (and are not sent again).
  */
-export async function reopenUnsent(db: Db, key: LedgerKey): Promise<void> {
+async function reopenUnsent(db: Db, key: LedgerKey): Promise<void> {
   await db.execute(reopenStatement(key));
 }
 

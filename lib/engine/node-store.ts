@@ -79,7 +79,7 @@ function startedExpression(startedAt: Date | undefined) {
 /** A node started without its RUNNING write (PgRunStore's deferred start) that is still running: write it now. */
 export async function markNodeRunning(db: Db, runId: string, nodeId: string, startedAt: Date): Promise<void> {
   await db.execute(sql`
-    update node_results set status = 'RUNNING', started_at = coalesce(started_at, least(${startedAt.toISOString()}::timestamptz, now()))
+    update node_results set status = 'RUNNING', started_at = ${startedExpression(startedAt)}
     where run_id = ${runId} and node_id = ${nodeId} and status = 'PENDING'`);
 }
 
