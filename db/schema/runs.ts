@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts";
 import { createdAt, ts } from "./columns";
 import { workflows } from "./workflows";
@@ -80,7 +80,21 @@ export const nodeResults = pgTable("node_results", {
   progress: jsonb("progress").$type<{ sent: number; total: number }>(),
   startedAt: ts("started_at"),
   completedAt: ts("completed_at"),
+  /** Top-level arrays of `output` stored in node_output_chunks (db/queries/node-outputs.ts); `output` holds their head. */
+  spilled: jsonb("spilled").$type<Record<string, { length: number; chunkItems: number }>>(),
 }, (t) => [primaryKey({ columns: [t.runId, t.nodeId] })]);
+
+/** A large top-level array of a node's output, in pieces of `chunkItems` elements (JSON text): see node-outputs.ts. */
+export const nodeOutputChunks = pgTable("node_output_chunks", {
+  runId: text("run_id").notNull(),
+  nodeId: text("node_id").notNull(),
+  field: text("field").notNull(),
+  seq: integer("seq").notNull(),
+  items: text("items").notNull(),
+}, (t) => [
+  primaryKey({ name: "node_output_chunks_pk", columns: [t.runId, t.nodeId, t.field, t.seq] }),
+  foreignKey({ name: "node_output_chunks_node_fk", columns: [t.runId, t.nodeId], foreignColumns: [nodeResults.runId, nodeResults.nodeId] }).onDelete("cascade"),
+]);
 
 export const runLogs = pgTable("run_logs", {
   id: bigserial("id", { mode: "number" }).primaryKey(),

@@ -2,6 +2,7 @@ import "server-only";
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { nodeResults, type NodeStatus } from "@/db/schema";
+import { mergeSpilled, readSpilledArrays, writeSpilledOutput } from "@/db/queries/node-outputs";
 
 export type NodeRow = {
   nodeId: string;
@@ -105,10 +106,13 @@ export async function markNodeSucceeded(
   startedAt?: Date,
 ): Promise<void> {
   cacheFor(runId).set(nodeId, result.output);
+  // Large arrays go to their pieces first (node-outputs.ts); the row keeps their head.
+  const { inline, spilled } = await writeSpilledOutput(db, runId, nodeId, result.output);
   // The result and its log line in one round trip.
   await db.execute(sql`
     with done as (
-      update node_results set status = 'SUCCESS', output = ${JSON.stringify(result.output)}::jsonb,
+      update node_results set status = 'SUCCESS', output = ${JSON.stringify(inline)}::jsonb,
+        spilled = ${spilled ? JSON.stringify(spilled) : null}::jsonb,
         items_in = ${result.itemsIn ?? null}, items_out = ${result.itemsOut ?? null}, error = null, completed_at = now(),
         started_at = ${startedExpression(startedAt)}
       where run_id = ${runId} and node_id = ${nodeId}
@@ -148,11 +152,13 @@ export async function loadOutputs(db: Db, runId: string, nodeIds: string[]): Pro
   }
   if (missing.length > 0) {
     const rows = await db
-      .select({ nodeId: nodeResults.nodeId, output: nodeResults.output })
+      .select({ nodeId: nodeResults.nodeId, output: nodeResults.output, spilled: nodeResults.spilled })
       .from(nodeResults)
       .where(and(eq(nodeResults.runId, runId), inArray(nodeResults.nodeId, missing), eq(nodeResults.status, "SUCCESS")));
+    const withPieces = rows.filter((row) => row.spilled).map((row) => row.nodeId);
+    const arrays = withPieces.length > 0 ? await readSpilledArrays(db, runId, withPieces) : undefined;
     for (const row of rows) {
-      const output = row.output ?? {};
+      const output = mergeSpilled(row.output ?? {}, arrays?.get(row.nodeId));
       cached.set(row.nodeId, output);
       out.set(row.nodeId, output);
     }

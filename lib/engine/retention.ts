@@ -56,10 +56,14 @@ export async function pruneExpired(db: Db, options: { retentionDays: number; now
           update runs r set outputs_expired_at = ${now.toISOString()}::timestamptz from batch b where r.id = b.id
           returning r.id, coalesce(r.chain_root_id, r.id) as ledger
         ), cleared as (
-          update node_results n set output = null from marked m where n.run_id = m.id and n.output is not null
+          update node_results n set output = null, spilled = null from marked m where n.run_id = m.id and n.output is not null
+          returning 1
+        ), pieces as (
+          delete from node_output_chunks p using marked m where p.run_id = m.id
           returning 1
         )
-        select m.id, m.ledger from marked m left join (select count(*) from cleared) c on true`,
+        select m.id, m.ledger from marked m left join (select count(*) from cleared) c on true
+          left join (select count(*) from pieces) p on true`,
   );
   report.runsExpired = expired.length;
   if (expired.length === 0) return report;

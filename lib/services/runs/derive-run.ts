@@ -128,10 +128,17 @@ async function deriveIn(db: Db, options: DeriveRunOptions): Promise<DerivedRun> 
   if (reuse.length > 0) {
     // Copied inside PostgreSQL: a DATA_SOURCE output may hold 100,000 rows.
     await db.execute(sql`
-      insert into node_results (run_id, node_id, type, status, output, items_in, items_out, reused, started_at, completed_at)
-      select ${id}, node_id, type, 'SUCCESS', output, items_in, items_out, true, started_at, completed_at
+      insert into node_results (run_id, node_id, type, status, output, spilled, items_in, items_out, reused, started_at, completed_at)
+      select ${id}, node_id, type, 'SUCCESS', output, spilled, items_in, items_out, true, started_at, completed_at
       from node_results where run_id = ${source.id} and status = 'SUCCESS'
         and node_id in (select jsonb_array_elements_text(${JSON.stringify(reuse)}::jsonb))`);
+    // The pieces of their large arrays (db/queries/node-outputs.ts) too: text stored as it is, no parsing.
+    await db.execute(sql`
+      insert into node_output_chunks (run_id, node_id, field, seq, items)
+      select ${id}, p.node_id, p.field, p.seq, p.items
+      from node_output_chunks p join node_results n on n.run_id = p.run_id and n.node_id = p.node_id
+      where p.run_id = ${source.id} and n.status = 'SUCCESS' and n.spilled ? p.field
+        and p.node_id in (select jsonb_array_elements_text(${JSON.stringify(reuse)}::jsonb))`);
   }
   const what = options.trigger === "retry" ? `Retry of ${source.id}` : `Send of preview ${source.id}`;
   const reused = reuse.length > 0 ? `: reuses ${reuse.length} node(s) (${reuse.join(", ")})` : "";
