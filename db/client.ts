@@ -26,6 +26,12 @@ export type DbHandle = {
    * written then run again when the run resumes; the send ledger, which stays on `db`, keeps every email exactly-once.
    */
   runStateDb?: () => Promise<Db>;
+  /**
+   * PGlite in its worker only: the same database on the worker's background lane, whose statements wait while any
+   * request's statement is queued (db/pglite-worker.mjs). The run engine works through it, so a big run's statements
+   * never queue in front of a request's.
+   */
+  backgroundDb?: Db;
 };
 
 /**
@@ -42,9 +48,17 @@ export function getDb(): Promise<Db> {
   return getDbHandle().then((h) => h.db);
 }
 
-/** The database for the run engine's own state: `runStateDb` on PostgreSQL (see DbHandle), the database otherwise. */
+/**
+ * The database for the run engine's own state: `runStateDb` on PostgreSQL, the background lane on PGlite in its worker
+ * (see DbHandle), the database otherwise.
+ */
 export function getRunStateDb(): Promise<Db> {
-  return getDbHandle().then((h) => (h.runStateDb ? h.runStateDb() : h.db));
+  return getDbHandle().then((h) => (h.runStateDb ? h.runStateDb() : (h.backgroundDb ?? h.db)));
+}
+
+/** The database for background work (the run engine, the sweep): the background lane on PGlite in its worker, else `db`. */
+export function getBackgroundDb(): Promise<Db> {
+  return getDbHandle().then((h) => h.backgroundDb ?? h.db);
 }
 
 export function getDbHandle(): Promise<DbHandle> {
@@ -216,7 +230,8 @@ export async function openPgliteWorker(dir: string | undefined): Promise<DbHandl
     const pgliteDb = drizzle(client as never, { schema });
     const { migrate } = await import("drizzle-orm/pglite/migrator");
     await migrate(pgliteDb, { migrationsFolder });
-    return { db: pgliteDb as unknown as Db, driver: "pglite", close: () => client.close() };
+    const backgroundDb = drizzle(client.background as never, { schema }) as unknown as Db;
+    return { db: pgliteDb as unknown as Db, backgroundDb, driver: "pglite", close: () => client.close() };
   } catch (error) {
     await client.close().catch(() => {});
     throw error;

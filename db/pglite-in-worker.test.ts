@@ -46,4 +46,44 @@ describe("PGlite in a worker thread", () => {
     const rows = await execRows<{ v: number }>(handle.db, sql`select v from t_worker order by v`);
     expect(rows.map((r) => r.v)).toEqual([1, 3]);
   });
+
+  it("takes a request's statement before the background lane's queued ones, and keeps a transaction's statements together", async () => {
+    const background = handle.backgroundDb!;
+    expect(background).toBeDefined();
+    await handle.db.execute(sql`create table t_lanes (v text)`);
+    const order: string[] = [];
+    // A slow background statement holds the worker; ten more queue behind it.
+    const slow = background.execute(sql`select pg_sleep(0.2)`).then(() => order.push("bg slow"));
+    const queued = Array.from({ length: 10 }, (_, i) => background.execute(sql`insert into t_lanes values (${`bg${i}`})`).then(() => order.push(`bg${i}`)));
+    await new Promise((r) => setTimeout(r, 50));
+    const request = handle.db.execute(sql`insert into t_lanes values ('request')`).then(() => order.push("request"));
+    await Promise.all([slow, request, ...queued]);
+    // The request waited for the statement being executed, not for the ten queued before it.
+    expect(order.slice(0, 2)).toEqual(["bg slow", "request"]);
+    expect(order.slice(2)).toEqual(Array.from({ length: 10 }, (_, i) => `bg${i}`));
+
+    // A background transaction keeps its lock: a request's statement sent meanwhile runs after its commit, and sees it.
+    const seen: string[] = [];
+    await background.transaction(async (tx) => {
+      await tx.execute(sql`insert into t_lanes values ('in tx')`);
+      const outside = execRows<{ n: number }>(handle.db, sql`select count(*)::int as n from t_lanes where v = 'in tx'`).then((rows) => seen.push(`request saw ${rows[0].n}`));
+      await new Promise((r) => setTimeout(r, 50));
+      await tx.execute(sql`insert into t_lanes values ('in tx 2')`);
+      seen.push("commit");
+      void outside;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen).toEqual(["commit", "request saw 1"]);
+    // And a request's transaction in turn holds the background lane out.
+    await handle.db.transaction(async (tx) => {
+      await tx.execute(sql`delete from t_lanes`);
+      const bg = execRows<{ n: number }>(background, sql`select count(*)::int as n from t_lanes`);
+      await new Promise((r) => setTimeout(r, 30));
+      await tx.execute(sql`insert into t_lanes values ('after')`);
+      seen.push(`bg sees ${(await Promise.race([bg.then((r) => r[0].n), new Promise((r) => setTimeout(() => r("nothing yet"), 20))]))}`);
+    });
+    expect(seen.at(-1)).toBe("bg sees nothing yet");
+    const [after] = await execRows<{ n: number }>(background, sql`select count(*)::int as n from t_lanes`);
+    expect(after.n).toBe(1);
+  });
 });

@@ -17,6 +17,8 @@ export type WorkerPglite = {
   waitReady: Promise<void>;
 };
 type WorkerTransaction = Pick<WorkerPglite, "query" | "exec"> & { rollback(): Promise<void>; closed: boolean };
+/** 0: the app's requests; 1: background work (the run engine), taken only when no request's statement waits. */
+type Lane = 0 | 1;
 type QueryResult = { rows: unknown[]; fields: { name: string; dataTypeID: number }[]; affectedRows?: number };
 type Reply = { id: string; ok: boolean; result?: unknown; error?: Record<string, unknown> & { message: string; name: string } };
 
@@ -27,7 +29,11 @@ function toError(plain: NonNullable<Reply["error"]>): Error {
   return error;
 }
 
-export function openPgliteInWorker(dataDir: string | undefined): WorkerPglite {
+/**
+ * The worker's client (statements on the requests' lane) and `background`: the same database, same transactions and
+ * visibility, whose statements the worker takes only when no request's statement is waiting (db/pglite-worker.mjs).
+ */
+export function openPgliteInWorker(dataDir: string | undefined): WorkerPglite & { background: WorkerPglite } {
   const worker = new Worker(path.join(process.cwd(), "db", "pglite-worker.mjs"), { workerData: { dataDir } });
   const pending = new Map<string, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let next = 0;
@@ -61,20 +67,25 @@ export function openPgliteInWorker(dataDir: string | undefined): WorkerPglite {
     worker.postMessage({ id, op, ...fields });
     return answer;
   };
-  const statements = (tx: string | undefined) => ({
+  const statements = (tx: string | undefined, lane: Lane) => ({
     query: (sql: string, params?: unknown[], options?: { rowMode?: "array" | "object"; parsers?: unknown }) =>
-      call("query", { sql, params, rowMode: options?.rowMode, parsers: options?.parsers !== undefined, tx }) as Promise<QueryResult>,
-    exec: (sql: string) => call("exec", { sql, tx }) as Promise<QueryResult[]>,
+      call("query", { sql, params, rowMode: options?.rowMode, parsers: options?.parsers !== undefined, tx, lane }) as Promise<QueryResult>,
+    exec: (sql: string) => call("exec", { sql, tx, lane }) as Promise<QueryResult[]>,
   });
-  return {
-    ...statements(undefined),
+  const waitReady = expect("ready").then(() => undefined);
+  const close = async () => {
+    await call("close");
+    await worker.terminate();
+  };
+  const client = (lane: Lane): WorkerPglite => ({
+    ...statements(undefined, lane),
     async transaction<T>(fn: (tx: WorkerTransaction) => Promise<T>): Promise<T> {
       const id = `tx${++next}`;
       const ended = expect(`end:${id}`);
       ended.catch(() => {}); // read below; a rollback's rejection is expected
-      await call("begin", { tx: id });
+      await call("begin", { tx: id, lane });
       const tx: WorkerTransaction = {
-        ...statements(id),
+        ...statements(id, lane),
         closed: false,
         async rollback() {
           throw new Error("rollback is done by throwing from the transaction's function");
@@ -84,20 +95,18 @@ export function openPgliteInWorker(dataDir: string | undefined): WorkerPglite {
       try {
         value = await fn(tx);
       } catch (error) {
-        await call("rollback", { tx: id });
+        await call("rollback", { tx: id, lane });
         await ended.catch(() => {});
         tx.closed = true;
         throw error;
       }
-      await call("commit", { tx: id });
+      await call("commit", { tx: id, lane });
       await ended; // COMMIT's own failure (a deferred constraint) rejects here
       tx.closed = true;
       return value;
     },
-    async close() {
-      await call("close");
-      await worker.terminate();
-    },
-    waitReady: expect("ready").then(() => undefined),
-  };
+    close,
+    waitReady,
+  });
+  return { ...client(0), background: client(1) };
 }

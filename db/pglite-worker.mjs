@@ -38,6 +38,8 @@ const sharedBuffers = process.env.PGLITE_SHARED_BUFFERS || "16MB";
 const pg = new PGlite({ dataDir: workerData.dataDir, startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`] });
 /** Open transactions by id: PGlite's transaction object, and the functions that end its callback. */
 const transactions = new Map();
+/** Transactions by id: a promise settled once the transaction has ended (committed, rolled back, or never begun). */
+const ends = new Map();
 
 const handlers = {
   async query({ sql, params, rowMode, parsers, tx }) {
@@ -52,16 +54,28 @@ const handlers = {
   begin({ tx: id }) {
     // Answers once BEGIN has run (PGlite's lock held); the transaction's end is answered under the id `end:<id>`.
     return new Promise((began, failed) => {
-      pg.transaction(
+      let opened = false;
+      const ended = pg.transaction(
         (tx) =>
           new Promise((commit, rollback) => {
+            opened = true;
             transactions.set(id, { tx, commit, rollback });
             began(true);
           }),
-      ).then(
-        () => parentPort.postMessage({ id: `end:${id}`, ok: true }),
-        (error) => parentPort.postMessage({ id: `end:${id}`, ok: false, error: plainError(error) }),
-      ).finally(() => transactions.delete(id));
+      );
+      const settled = ended
+        .then(
+          () => parentPort.postMessage({ id: `end:${id}`, ok: true }),
+          (error) => {
+            parentPort.postMessage({ id: `end:${id}`, ok: false, error: plainError(error) });
+            if (!opened) failed(error);
+          },
+        )
+        .finally(() => {
+          transactions.delete(id);
+          ends.delete(id);
+        });
+      ends.set(id, settled);
       pg.waitReady.catch(failed);
     });
   },
@@ -84,11 +98,73 @@ pg.waitReady.then(
   (error) => parentPort.postMessage({ id: "ready", ok: false, error: plainError(error) }),
 );
 
-parentPort.on("message", async (message) => {
+/*
+ * Two lanes, one statement at a time. The app's requests come on lane 0, the run engine's work on lane 1
+ * (db/pglite-in-worker.ts, `lane`): PGlite has one connection, and in arrival order a request's statement waited behind
+ * every statement a big run had queued (100–500 ms at the start of a 100,000-row run, bench/freeze.ts). Now it waits
+ * for at most the one statement being executed. While a transaction is open only its own statements (and its end) are
+ * taken, in their order, whatever their lane: PGlite's lock would hold any other until the transaction ends.
+ */
+const lanes = [[], []];
+let busy = false;
+/** The id of the open transaction (from its BEGIN to the end of its COMMIT or ROLLBACK), or undefined. */
+let openTx;
+
+function next() {
+  if (openTx !== undefined) {
+    for (const lane of lanes) {
+      const at = lane.findIndex((m) => m.tx === openTx);
+      if (at !== -1) return lane.splice(at, 1)[0];
+    }
+    return undefined;
+  }
+  return lanes[0].shift() ?? lanes[1].shift();
+}
+
+function pump() {
+  if (busy) return;
+  const message = next();
+  if (!message) return;
+  busy = true;
+  if (message.op === "begin") openTx = message.tx;
+  execute(message).finally(() => {
+    if (message.op === "begin") {
+      // The transaction stays open until its COMMIT or ROLLBACK has run (or BEGIN failed).
+      const release = () => {
+        if (openTx === message.tx) openTx = undefined;
+        schedulePump();
+      };
+      const end = ends.get(message.tx);
+      if (end) end.then(release);
+      else release();
+    }
+    busy = false;
+    schedulePump();
+  });
+}
+
+async function execute(message) {
   try {
     const result = await handlers[message.op](message);
     parentPort.postMessage({ id: message.id, ok: true, result });
   } catch (error) {
     parentPort.postMessage({ id: message.id, ok: false, error: plainError(error) });
   }
+}
+
+// Messages that waited in the port while a statement held the thread arrive one after the other: the choice of the
+// next statement is made once they are all in their lanes (setImmediate runs after the port's pending messages).
+let scheduled = false;
+function schedulePump() {
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(() => {
+    scheduled = false;
+    pump();
+  });
+}
+
+parentPort.on("message", (message) => {
+  lanes[message.lane === 1 ? 1 : 0].push(message);
+  schedulePump();
 });

@@ -1,4 +1,4 @@
-import { getDb, getRunStateDb } from "@/db/client";
+import { getBackgroundDb, getRunStateDb } from "@/db/client";
 import { claimAndExecute, executeRun, type Step } from "@/lib/engine/execute-run";
 import { pgEngineDeps } from "@/lib/engine/pg-engine";
 import { wakeWorkflow } from "@/lib/engine/wake";
@@ -16,7 +16,7 @@ export const executeRunFunction = getInngest().createFunction(
     retries: 4,
   },
   async ({ event, step }) => {
-    const db = await getDb();
+    const db = await getBackgroundDb();
     const deps = pgEngineDeps(db, wakeWorkflow, await getRunStateDb());
     const steps = step as unknown as Step;
     const { workflowId, resumeRunId } = event.data as { workflowId: string; resumeRunId?: string };

@@ -1,5 +1,5 @@
 import "server-only";
-import { getDb, getRunStateDb } from "@/db/client";
+import { getBackgroundDb, getDb, getRunStateDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { nowDate } from "@/lib/clock";
@@ -29,7 +29,8 @@ export async function startBackgroundWork(): Promise<void> {
     await getDb();
     // The lock before the executor: every run this process claims carries a key whose session is alive.
     if (config.databaseUrl) await acquireExecutorLock(config.databaseUrl);
-    startEmbeddedExecutor({ getDb, getRunStateDb, concurrency: config.executorConcurrency, retentionDays: config.runOutputRetentionDays, sweepTasks: SWEEP_TASKS }, { resumeAllRunning: !config.databaseUrl });
+    // The executor works on the background lane (PGlite in its worker: requests' statements go first; else the same db).
+    startEmbeddedExecutor({ getDb: getBackgroundDb, getRunStateDb, concurrency: config.executorConcurrency, retentionDays: config.runOutputRetentionDays, sweepTasks: SWEEP_TASKS }, { resumeAllRunning: !config.databaseUrl });
     log.info("embedded run executor started", { concurrency: config.executorConcurrency });
   }
 }
