@@ -1,5 +1,5 @@
 import "server-only";
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { EmailSendStatus } from "@/db/schema";
 import { newId } from "@/lib/ids";
@@ -55,6 +55,81 @@ async function recordChunk(db: Db, key: LedgerKey, emails: LedgerEmail[], start:
       x.b, x.f
     from jsonb_to_recordset(${rows}::jsonb) as x(id text, i int, "to" text, s text, st text, b text, f text)
     on conflict (run_id, node_id, item_index) do nothing`);
+}
+
+/** What recordAndBegin answers: beginSending's figures and, when it was one statement, the first batch's. */
+export type Begun = {
+  usedToday: number;
+  thisNode: number;
+  /** The pending emails of items [0, firstTo) (as pendingInRange answers for batch 0), when read with the rest. */
+  first?: { indexes: number[]; startedAtMs: number | null };
+  /** The first batch's send slot, when `slot` was given and taken: milliseconds from the statement until it starts. */
+  slotWaitMs?: number;
+};
+
+/**
+ * recordEmails and beginSending in one round trip when the node has at most CHUNK emails (else as two calls): the
+ * rows recorded (an earlier attempt's unsent ones reopened), the quota figures, the node's progress, and the pending
+ * emails of its first batch, items [0, firstTo), read with them (the suppression list was checked as they were
+ * recorded). `slot(when)`: a statement taking the first batch's send slot (lib/email/pacing.ts slotStatement), taken
+ * only if that batch has an email to send and the daily `quota` allows the node's emails (else the node fails before
+ * any call). The statement cannot see its own writes, so the node's counts are its rows before it that neither CTE
+ * touched plus what the reopening and the insert returned.
+ */
+export async function recordAndBegin(
+  db: Db,
+  key: LedgerKey,
+  execRunId: string,
+  emails: LedgerEmail[],
+  options: { firstTo: number; quota: number; slot?: (when: SQL) => SQL },
+): Promise<Begun> {
+  if (emails.length === 0 || emails.length > CHUNK) {
+    await recordEmails(db, key, emails);
+    return beginSending(db, key, execRunId);
+  }
+  const rows = JSON.stringify(emails.map((e) => ({ id: newId("eml"), i: e.itemIndex, to: e.to, s: e.subject, st: e.status, b: e.body ?? null, f: e.format ?? null })));
+  const slot = options.slot?.(sql`exists (select 1 from node_rows where status = 'pending' and item_index < ${options.firstTo})
+      and (select n from used) + (select pending from mine) <= ${options.quota}`);
+  const [row] = await execRows<{ used: number; mine: number; first: number[] | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
+    db,
+    sql`with reopened as (${reopenStatement(key)} returning e.item_index, e.status),
+        inserted as (
+          insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status, body, format)
+          select x.id, ${key.runId}, ${key.nodeId}, x.i, ${key.accountId}, x."to", x.s,
+            case when x.st <> 'duplicate' and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = x."to")
+              then 'suppressed' else x.st end,
+            x.b, x.f
+          from jsonb_to_recordset(${rows}::jsonb) as x(id text, i int, "to" text, s text, st text, b text, f text)
+          on conflict (run_id, node_id, item_index) do nothing
+          returning item_index, status
+        ), node_rows as (
+          select item_index, status from email_sends
+          where run_id = ${key.runId} and node_id = ${key.nodeId} and status not in ('failed', 'pending')
+          union all select item_index, status from reopened
+          union all select item_index, status from inserted
+        ), mine as (
+          select count(*) filter (where status = 'pending')::int as pending, count(*) filter (where status = 'sent')::int as sent
+          from node_rows
+        ), progress as (
+          update node_results set progress = jsonb_build_object('sent', m.sent, 'total', m.sent + m.pending)
+          from mine m where run_id = ${execRunId} and node_id = ${key.nodeId}
+        ), used as (
+          select count(*)::int as n from email_sends
+          where account_id = ${key.accountId} and status in ('pending', 'sent')
+            and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
+            and not (run_id = ${key.runId} and node_id = ${key.nodeId})
+        )${slot ? sql`, slot as (${slot})` : sql``}
+        select (select n from used) as used, (select pending from mine) as mine,
+          array(select item_index from node_rows where status = 'pending' and item_index < ${options.firstTo} order by item_index) as first,
+          (select extract(epoch from started_at) * 1000 from node_results where run_id = ${execRunId} and node_id = ${key.nodeId})::float8 as started_ms
+          ${slot ? sql`, (select wait_ms from slot) as slot_wait_ms` : sql``}`,
+  );
+  return {
+    usedToday: Number(row?.used ?? 0),
+    thisNode: Number(row?.mine ?? 0),
+    first: { indexes: (row?.first ?? []).map(Number), startedAtMs: row?.started_ms == null ? null : Number(row.started_ms) },
+    ...(row?.slot_wait_ms != null ? { slotWaitMs: Math.ceil(Number(row.slot_wait_ms)) } : {}),
+  };
 }
 
 /**
@@ -122,6 +197,46 @@ export async function markSent(db: Db, key: LedgerKey, execRunId: string, sent: 
       'sent', coalesce((progress->>'sent')::int, 0) + (select count(*) from upd),
       'total', coalesce((progress->>'total')::int, 0))
     where run_id = ${execRunId} and node_id = ${key.nodeId}`);
+}
+
+/**
+ * markSent and writeProgress in one round trip (the last batch of a node, right before it completes): the batch marked
+ * sent, and the node's counts by status after it written as its progress `{ sent, total }` and returned. The statement
+ * cannot see its own update, so the counts are the rows before it, moved by what the update returned (each row's
+ * earlier status comes from the same row as the statement found it).
+ */
+export async function markSentAndCount(db: Db, key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<StatusCounts> {
+  if (sent.length === 0) return writeProgress(db, key, execRunId);
+  const rows = JSON.stringify(sent.map((s) => ({ idx: s.itemIndex, pid: s.providerId })));
+  let low = sent[0].itemIndex;
+  let high = low;
+  for (const s of sent) {
+    low = Math.min(low, s.itemIndex);
+    high = Math.max(high, s.itemIndex);
+  }
+  const counts = await execRows<{ status: EmailSendStatus | null; n: number }>(
+    db,
+    sql`with upd as (
+          update email_sends as e set status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null
+          from jsonb_to_recordset(${rows}::jsonb) as v(idx int, pid text), email_sends as was
+          where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
+            and e.item_index = v.idx and e.status <> 'sent' and was.id = e.id
+          returning was.status as was
+        ), c as (
+          select status, sum(n)::int as n from (
+            select status, count(*) as n from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} group by status
+            union all select 'sent', count(*) from upd
+            union all select was, -count(*) from upd group by was
+          ) z group by status
+        ), upd_progress as (
+          update node_results set progress = jsonb_build_object(
+            'sent', coalesce((select sum(n) from c where status = 'sent'), 0)::int,
+            'total', coalesce((select sum(n) from c where status in ('sent', 'pending')), 0)::int)
+          where run_id = ${execRunId} and node_id = ${key.nodeId}
+        )
+        select status, n from c`,
+  );
+  return toCounts(counts);
 }
 
 /**

@@ -1,5 +1,5 @@
 import "server-only";
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { RateLimitInfo } from "./types";
 
@@ -44,19 +44,26 @@ export async function waitUnlessStopped(ms: number, shouldStop?: () => Promise<b
 
 /** Takes the next slot and returns how many milliseconds from now it starts. */
 export async function takeSlot(db: Db, key: string, ratePerSecond: number): Promise<number> {
+  const [row] = await execRows<{ wait_ms: number | string }>(db, slotStatement(key, ratePerSecond));
+  return Math.ceil(Number(row?.wait_ms ?? 0));
+}
+
+/**
+ * The statement that takes the next slot of `key` (returns `wait_ms`, from now until the slot starts). `when`: taken
+ * only if this condition holds (a CTE of a larger statement: db/queries/send-ledger.ts's recordAndBegin takes the
+ * first batch's slot with the ledger rows).
+ */
+export function slotStatement(key: string, ratePerSecond: number, when?: SQL): SQL {
   const margin = pacingPolicy.marginFactor;
-  const [row] = await execRows<{ wait_ms: number | string }>(
-    db,
-    sql`insert into email_send_pacing as p (key, next_at, slot_at, updated_at)
-        values (${key}, now() + make_interval(secs => ${margin / ratePerSecond}::float8), now(), now())
+  return sql`insert into email_send_pacing as p (key, next_at, slot_at, updated_at)
+        select ${key}, now() + make_interval(secs => ${margin / ratePerSecond}::float8), now(), now()
+        ${when ? sql`where ${when}` : sql``}
         on conflict (key) do update set
           slot_at = greatest(p.next_at, now()),
           next_at = greatest(p.next_at, now())
             + make_interval(secs => ${margin}::float8 / least(${ratePerSecond}::float8, coalesce(p.provider_limit, ${ratePerSecond})::float8)),
           updated_at = now()
-        returning greatest(0, extract(epoch from (slot_at - clock_timestamp())) * 1000)::float8 as wait_ms`,
-  );
-  return Math.ceil(Number(row?.wait_ms ?? 0));
+        returning greatest(0, extract(epoch from (slot_at - clock_timestamp())) * 1000)::float8 as wait_ms`;
 }
 
 /**

@@ -4,6 +4,8 @@ import { isDatabaseUnavailable } from "@/db/connection-errors";
 import { log } from "@/lib/log";
 import { executeRun, type EngineDeps, type Step } from "./execute-run";
 import { pgEngineDeps } from "./pg-engine";
+import { pgNodePorts } from "./pg-node-ports";
+import { PgRunStore } from "./pg-run-store";
 import type { StoredRun } from "./run-store";
 import { ensureExecutorLock } from "./executor-lock";
 import { pruneExpired } from "./retention";
@@ -177,9 +179,20 @@ export class EmbeddedExecutor {
 
   private async work(job: Job): Promise<void> {
     let current: string | undefined = job.resumeRunId;
+    let store: PgRunStore | undefined;
     try {
       const db = await this.options.getDb();
-      const deps = pgEngineDeps(db, async (workflowId) => this.poke(workflowId), await (this.options.getRunStateDb ?? this.options.getDb)());
+      // Every step runs here, in order: the store may hold writes back and claim the workflow's next run in the
+      // statement that finishes one (PgRunStoreOptions.inline). A finished run's wake-up for this job's workflow is
+      // this loop's next claim; other pokes (enqueues) still count.
+      store = new PgRunStore(await (this.options.getRunStateDb ?? this.options.getDb)(), { inline: true });
+      const deps: EngineDeps = {
+        ...pgEngineDeps(db, async (workflowId) => {
+          if (workflowId !== job.workflowId) this.poke(workflowId);
+        }),
+        store,
+        ports: pgNodePorts(db, { inline: true }),
+      };
       if (job.resumeRunId) {
         // A retry after a lost database resumes the run only if it is still this process's (see reclaimOwnRun).
         if (!job.reclaim || (await reclaimOwnRun(db, job.resumeRunId))) await this.execute(deps, job.resumeRunId);
@@ -194,7 +207,10 @@ export class EmbeddedExecutor {
         await this.execute(deps, claimed.runId, claimed);
       }
       this.retries.delete(`workflow:${job.workflowId}`);
+      await this.releaseClaimedAhead(store, job.workflowId);
     } catch (error) {
+      if (current) store?.abandon(current);
+      await this.releaseClaimedAhead(store, job.workflowId);
       if (error instanceof RunLostError) {
         log.warn("stopped executing a run another process took over", { runId: error.runId });
         return;
@@ -227,6 +243,16 @@ export class EmbeddedExecutor {
     const timer = setTimeout(() => this.poke(workflowId, runId, runId !== undefined), delay);
     timer.unref();
     return true;
+  }
+
+  /**
+   * A run the last finished one claimed ahead that this job will not execute (the executor stops, or the job failed):
+   * released (no executor, no heartbeat), so the sweep of this process or another resumes it at once.
+   */
+  private async releaseClaimedAhead(store: PgRunStore | undefined, workflowId: string): Promise<void> {
+    const runId = store?.takeClaimedAhead(workflowId);
+    if (!runId) return;
+    await store!.release(runId).catch((error) => log.warn("could not release a run claimed ahead (its heartbeat will go stale)", { runId, error }));
   }
 
   private async execute(deps: EngineDeps, runId: string, claimed?: StoredRun): Promise<void> {

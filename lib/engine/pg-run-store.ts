@@ -1,17 +1,52 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
+import { isSmallOutput } from "@/db/queries/node-outputs";
+import { heldCtes, isEmptyBatch, type HeldBatch, type HeldLine, type HeldSuccess } from "./buffered-writes";
 import { finalizeRunRows } from "./finalize-run";
 import { log } from "@/lib/log";
-import { loadOutputs, markNodeFailed, markNodeRunning, markNodesSkipped, markNodeSucceeded, startNodeRow, startRunRows } from "./node-store";
-import { claimNextRunWithInfo, heartbeat } from "./queue";
+import { loadOutputs, markNodeFailed, markNodesSkipped, markNodeSucceeded, startNodeRow, startRunRows } from "./node-store";
+import { claimNextRunWithInfo, heartbeat, type ClaimedRunInfo } from "./queue";
 import { noteClaimed, releaseRun, stopReason } from "./run-control";
 import { appendRunLog } from "./run-log";
 import type { RunStore, StoredRun } from "./run-store";
 import { RUN_COLUMNS, runFromRow, type RunRow } from "./runtime";
 
-/** How long a started node may run before its RUNNING status is written (the canvas shows it from then on). */
+/**
+ * How long a started node may run before its RUNNING status is written (the canvas shows it from then on), and the
+ * longest an inline store holds a node success or a log line back (see PgRunStoreOptions.inline).
+ */
 export const DEFERRED_RUNNING_MS = 250;
+
+export type PgRunStoreOptions = {
+  /**
+   * Every step of a run executes in this process, one after the other (the embedded executor; not Inngest, whose steps
+   * may run in other invocations where this process's memory is gone). Then the store holds back, for at most
+   * DEFERRED_RUNNING_MS or until a statement of the run goes anyway (finalize, above all): the RUNNING write of every
+   * node the claim has just written PENDING (not only of nodes without batches), node successes with small outputs
+   * (markNodeSucceeded's columns and log lines; an output with a top-level array over SPILL_MIN_ITEMS is written at
+   * once by markNodeSucceeded, after what is held), and log lines. A quick run's node rows, log lines and status go out
+   * in finalize's two statements; a run still running after DEFERRED_RUNNING_MS shows its nodes as they are. A crash
+   * before the write leaves those nodes PENDING: they execute again when the run resumes (exactly-once sending is the
+   * send ledger's, which is written at once, on the durable pool). And the statement that finishes a run claims the
+   * workflow's next one (claim-ahead: claimNext then answers without a statement, or null when the workflow had no
+   * PENDING run left).
+   */
+  inline?: boolean;
+};
+
+/** What the store holds back for one run (see PgRunStoreOptions.inline). */
+type RunState = {
+  successes: HeldSuccess[];
+  lines: HeldLine[];
+  /** Nodes started without a statement and not yet written RUNNING, with their start. */
+  running: Map<string, Date>;
+  /** Outputs of the nodes this store finished with small outputs (node-store's cache knows only what it wrote). */
+  outputs: Map<string, Record<string, unknown>>;
+  timer?: NodeJS.Timeout;
+  /** The statement writing this run's held batch, in flight: the next one waits for it (log lines keep their order). */
+  writing?: Promise<unknown>;
+};
 
 /**
  * The product's RunStore: node rows, outputs, logs and the run's status in PostgreSQL (or PGlite). Claims, heartbeats
@@ -20,20 +55,39 @@ export const DEFERRED_RUNNING_MS = 250;
 export class PgRunStore implements RunStore {
   /**
    * Nodes whose PENDING row the claim has just written (`runId:nodeId`): starting one needs no read (nothing else writes
-   * a claimed run's node rows), so the RUNNING write of a node without batches is deferred — made only if it is still
-   * running after DEFERRED_RUNNING_MS, else folded into its finishing write (`started`). Saves a round trip per node.
+   * a claimed run's node rows), so its RUNNING write is deferred (a node without batches, or any node when inline) —
+   * made only if it is still running after DEFERRED_RUNNING_MS, else folded into its finishing write. Saves a round
+   * trip per node.
    */
   private readonly fresh = new Set<string>();
-  private readonly started = new Map<string, { at: Date; timer: NodeJS.Timeout }>();
+  private readonly runs = new Map<string, RunState>();
+  /** Claim-ahead results by workflow (inline): the next run, claimed, or "empty". */
+  private readonly ahead = new Map<string, ClaimedRunInfo | "empty">();
+  private readonly inline: boolean;
 
-  constructor(readonly db: Db) {}
+  constructor(
+    readonly db: Db,
+    options: PgRunStoreOptions = {},
+  ) {
+    this.inline = options.inline === true;
+  }
 
   async claimNext(workflowId: string) {
-    const claimed = await claimNextRunWithInfo(this.db, workflowId);
+    const ahead = this.ahead.get(workflowId);
+    this.ahead.delete(workflowId);
+    if (ahead === "empty") return null;
+    const claimed = ahead ?? (await claimNextRunWithInfo(this.db, workflowId));
     if (!claimed) return null;
     noteClaimed(claimed.runId, claimed.cancelRequested);
     for (const nodeId of claimed.freshNodes) this.fresh.add(`${claimed.runId}:${nodeId}`);
     return { ...claimed, status: "RUNNING", started: true, claimed: true as const };
+  }
+
+  /** A run claimed ahead for the workflow and not executed (the executor stops): the caller releases it. */
+  takeClaimedAhead(workflowId: string): string | undefined {
+    const ahead = this.ahead.get(workflowId);
+    this.ahead.delete(workflowId);
+    return ahead && ahead !== "empty" ? ahead.runId : undefined;
   }
 
   async loadRun(runId: string): Promise<StoredRun | undefined> {
@@ -49,49 +103,74 @@ export class PgRunStore implements RunStore {
   }
 
   async startNode(runId: string, nodeId: string, options: { deferrable?: boolean } = {}) {
-    const key = `${runId}:${nodeId}`;
-    // A node with batches (OUTPUT) is written RUNNING at once: its batch steps may run in other invocations (Inngest),
-    // where this process's timer and start time are gone.
-    if (!this.fresh.delete(key) || !options.deferrable) return startNodeRow(this.db, runId, nodeId);
-    const at = new Date();
-    const timer = setTimeout(() => {
-      if (this.started.get(key)?.timer !== timer) return;
-      this.started.delete(key);
-      markNodeRunning(this.db, runId, nodeId, at).catch((error) => log.warn("could not mark a node RUNNING", { runId, nodeId, error }));
-    }, DEFERRED_RUNNING_MS);
-    timer.unref();
-    this.started.set(key, { at, timer });
-    return undefined;
+    // A node with batches (OUTPUT) is written RUNNING at once unless inline: its batch steps may run in other
+    // invocations (Inngest), where this process's timer and start time are gone.
+    if (this.fresh.delete(`${runId}:${nodeId}`) && (options.deferrable || this.inline)) {
+      const state = this.state(runId);
+      state.running.set(nodeId, new Date());
+      this.arm(runId, state);
+      return undefined;
+    }
+    return this.afterHeld(runId, () => startNodeRow(this.db, runId, nodeId));
   }
 
-  nodeSucceeded(runId: string, nodeId: string, success: Parameters<RunStore["nodeSucceeded"]>[2]) {
-    return markNodeSucceeded(this.db, runId, nodeId, success, this.takeStart(runId, nodeId));
+  async nodeSucceeded(runId: string, nodeId: string, success: Parameters<RunStore["nodeSucceeded"]>[2]) {
+    const startedAt = this.takeStart(runId, nodeId);
+    if (this.inline && isSmallOutput(success.output)) {
+      const state = this.state(runId);
+      state.successes.push({
+        nodeId,
+        output: success.output,
+        itemsIn: success.itemsIn ?? null,
+        itemsOut: success.itemsOut ?? null,
+        startedAt: startedAt ?? null,
+        completedAt: new Date(),
+      });
+      for (const message of success.logMessages) state.lines.push({ nodeId, level: "info", message, withSuccessOf: nodeId });
+      state.outputs.set(nodeId, success.output);
+      this.arm(runId, state);
+      return;
+    }
+    // Large arrays are stored in pieces by markNodeSucceeded (node-store.ts): written now, after what is held.
+    await this.afterHeld(runId, () => markNodeSucceeded(this.db, runId, nodeId, success, startedAt));
   }
 
   nodeFailed(runId: string, nodeId: string, error: string) {
-    return markNodeFailed(this.db, runId, nodeId, error, this.takeStart(runId, nodeId));
+    const startedAt = this.takeStart(runId, nodeId);
+    return this.afterHeld(runId, () => markNodeFailed(this.db, runId, nodeId, error, startedAt));
   }
 
-  /** A deferred start's time (its RUNNING write cancelled: the finishing write sets started_at). */
+  /** A deferred start's time (its RUNNING write no longer needed: the finishing write sets started_at). */
   private takeStart(runId: string, nodeId: string): Date | undefined {
-    const key = `${runId}:${nodeId}`;
-    const entry = this.started.get(key);
-    if (!entry) return undefined;
-    clearTimeout(entry.timer);
-    this.started.delete(key);
-    return entry.at;
+    const state = this.runs.get(runId);
+    const at = state?.running.get(nodeId);
+    state?.running.delete(nodeId);
+    return at;
   }
 
   nodesSkipped(runId: string, nodeIds: string[]) {
     return markNodesSkipped(this.db, runId, nodeIds);
   }
 
-  outputs(runId: string, nodeIds: string[]) {
-    return loadOutputs(this.db, runId, nodeIds);
+  async outputs(runId: string, nodeIds: string[]) {
+    const known = this.runs.get(runId)?.outputs;
+    if (!known) return loadOutputs(this.db, runId, nodeIds);
+    const out = new Map<string, Record<string, unknown>>();
+    const rest: string[] = [];
+    for (const id of nodeIds) {
+      const output = known.get(id);
+      if (output) out.set(id, output);
+      else rest.push(id);
+    }
+    if (rest.length > 0) for (const [id, output] of await loadOutputs(this.db, runId, rest)) out.set(id, output);
+    return out;
   }
 
-  log(runId: string, level: Parameters<RunStore["log"]>[1], message: string, nodeId?: string) {
-    return appendRunLog(this.db, runId, level, message, nodeId);
+  async log(runId: string, level: Parameters<RunStore["log"]>[1], message: string, nodeId?: string) {
+    if (!this.inline) return appendRunLog(this.db, runId, level, message, nodeId);
+    const state = this.state(runId);
+    state.lines.push({ nodeId: nodeId ?? null, level, message });
+    this.arm(runId, state);
   }
 
   stopReason(runId: string, options?: { fresh?: boolean }) {
@@ -102,18 +181,103 @@ export class PgRunStore implements RunStore {
     return heartbeat(this.db, runId);
   }
 
-  release(runId: string) {
-    this.forget(runId);
-    return releaseRun(this.db, runId);
+  async release(runId: string) {
+    try {
+      await this.afterHeld(runId, () => releaseRun(this.db, runId));
+    } finally {
+      this.abandon(runId);
+    }
   }
 
-  /** A run this store stops executing: nodes it never started stay as their rows say. */
-  private forget(runId: string): void {
+  /**
+   * This store stops executing the run (released, finished, given up after a lost database, or taken over): nodes it
+   * never started stay as their rows say, and nothing it still holds is written (a resume executes those nodes again).
+   */
+  abandon(runId: string): void {
     for (const key of this.fresh) if (key.startsWith(`${runId}:`)) this.fresh.delete(key);
+    const state = this.runs.get(runId);
+    if (state?.timer) clearTimeout(state.timer);
+    this.runs.delete(runId);
   }
 
-  finalize(run: Parameters<RunStore["finalize"]>[0], order: string[], options: { cancelled: boolean }) {
-    this.forget(run.runId);
-    return finalizeRunRows(this.db, run, order, options);
+  async finalize(run: Parameters<RunStore["finalize"]>[0], order: string[], options: { cancelled: boolean }) {
+    try {
+      const finalized = await this.withHeld(run.runId, (held) =>
+        finalizeRunRows(this.db, run, order, { cancelled: options.cancelled, held, claimAhead: this.inline }),
+      );
+      if (finalized.ahead) this.ahead.set(run.workflowId, finalized.ahead);
+      const { ahead: _ahead, ...rest } = finalized;
+      return rest;
+    } finally {
+      this.abandon(run.runId);
+    }
+  }
+
+  private state(runId: string): RunState {
+    let state = this.runs.get(runId);
+    if (!state) {
+      state = { successes: [], lines: [], running: new Map(), outputs: new Map() };
+      this.runs.set(runId, state);
+    }
+    return state;
+  }
+
+  /** Something is held for the run: it is written after DEFERRED_RUNNING_MS unless a statement of the run takes it first. */
+  private arm(runId: string, state: RunState, delay = DEFERRED_RUNNING_MS): void {
+    if (state.timer) return;
+    state.timer = setTimeout(() => {
+      state.timer = undefined;
+      if (this.runs.get(runId) !== state) return;
+      this.afterHeld(runId, async () => {}, { running: true }).catch((error) => {
+        log.warn("could not write a run's node statuses and log lines (retrying)", { runId, error });
+        if (this.runs.get(runId) === state) this.arm(runId, state, 1_000);
+      });
+    }, delay);
+    state.timer.unref();
+  }
+
+  /**
+   * Runs `statement` with what the run holds (taken out of the state, after any write in flight): on failure it is
+   * held again, in front of anything held meanwhile. `running`: the deferred RUNNING writes too (the timer); other
+   * statements take only what must keep its order (successes and log lines).
+   */
+  private async withHeld<T>(runId: string, statement: (held: HeldBatch | undefined) => Promise<T>, options: { running?: boolean } = {}): Promise<T> {
+    const state = this.runs.get(runId);
+    if (!state) return statement(undefined);
+    while (state.writing) await state.writing.catch(() => {});
+    const held: HeldBatch = {
+      successes: state.successes.splice(0),
+      lines: state.lines.splice(0),
+      running: options.running ? [...state.running].map(([nodeId, at]) => ({ nodeId, at })) : [],
+    };
+    if (options.running) state.running.clear();
+    if (state.timer && state.running.size === 0) {
+      clearTimeout(state.timer);
+      state.timer = undefined;
+    }
+    const writing = statement(isEmptyBatch(held) ? undefined : held);
+    state.writing = writing;
+    try {
+      return await writing;
+    } catch (error) {
+      state.successes.unshift(...held.successes);
+      state.lines.unshift(...held.lines);
+      for (const r of held.running) if (!state.running.has(r.nodeId)) state.running.set(r.nodeId, r.at);
+      throw error;
+    } finally {
+      if (state.writing === writing) state.writing = undefined;
+    }
+  }
+
+  /** Writes what the run holds (one statement, none when nothing is held), then runs `then`. */
+  private async afterHeld<T>(runId: string, then: () => Promise<T>, options: { running?: boolean } = {}): Promise<T> {
+    await this.withHeld(
+      runId,
+      async (held) => {
+        if (held) await this.db.execute(sql`with ${heldCtes(runId, held)} select 1`);
+      },
+      options,
+    );
+    return then();
   }
 }

@@ -36,31 +36,72 @@ export async function claimNextRun(db: Db, workflowId: string): Promise<ClaimedR
  * for a run that was not just claimed. One round trip where the executor made three.
  */
 export async function claimNextRunWithInfo(db: Db, workflowId: string): Promise<ClaimedRunInfo | null> {
-  const row = await claim<RunRow & { cancel_requested: boolean; fresh_nodes?: string[] }>(
-    db,
-    workflowId,
-    sql`${sql.raw(RUN_COLUMNS)}, heartbeat_at::text as beat, cancel_requested_at is not null as cancel_requested`,
-    { start: true },
-  );
-  return row
-    ? { ...runFromRow(row), cancelRequested: row.cancel_requested === true, freshNodes: row.fresh_nodes ?? [] }
-    : null;
+  const row = await claim<RunRow & { cancel_requested: boolean; fresh_nodes?: string[] }>(db, workflowId, CLAIM_INFO_COLUMNS, { start: true });
+  return row ? claimInfoFromRow(row) : null;
 }
 
 /** What every claim returns (the id and the heartbeat it wrote), plus the columns the caller asked for. */
 type ClaimRow = { id: string; beat: string };
 
-async function claim<Extra = object>(db: Db, workflowId: string, returning: SQL, options: { start?: boolean } = {}): Promise<(ClaimRow & Extra) | null> {
-  const update = sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now(),
+/** The columns claimNextRunWithInfo reads with the claim. */
+const CLAIM_INFO_COLUMNS = sql`${sql.raw(RUN_COLUMNS)}, heartbeat_at::text as beat, cancel_requested_at is not null as cancel_requested`;
+type ClaimInfoRow = ClaimRow & RunRow & { cancel_requested: boolean; fresh_nodes?: string[] };
+
+function claimInfoFromRow(row: ClaimInfoRow): ClaimedRunInfo {
+  return { ...runFromRow(row), cancelRequested: row.cancel_requested === true, freshNodes: row.fresh_nodes ?? [] };
+}
+
+/** The UPDATE that moves the workflow's oldest PENDING run to RUNNING for this process (see claimNextRun). */
+function claimUpdate(workflowId: string, returning: SQL, options: { finishing?: string; gate?: SQL } = {}): SQL {
+  // `finishing`: a run of the workflow that the same statement moves out of RUNNING (claim-ahead, below).
+  const others = options.finishing ? sql` and x.id <> ${options.finishing}` : sql``;
+  return sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now(),
             executor_key = ${executorKey()}
           where id = (
             select r.id from runs r
             where r.workflow_id = ${workflowId} and r.status = 'PENDING'
-              and not exists (select 1 from runs x where x.workflow_id = ${workflowId} and x.status = 'RUNNING')
+              and not exists (select 1 from runs x where x.workflow_id = ${workflowId} and x.status = 'RUNNING'${others})
+              ${options.gate ? sql`and ${options.gate}` : sql``}
             order by r.seq
             limit 1
           ) and status = 'PENDING'
           returning ${returning}`;
+}
+
+/**
+ * Claim-ahead (the embedded executor, issue 18): CTEs for the statement that finishes run `finishing` of the workflow
+ * (its UPDATE is the CTE named in `gate`, which must return a row when the run was moved out of RUNNING): they claim
+ * and start the workflow's next run in the same statement (`claimed`, and startRowsCtes' `ins` and `logged`), as
+ * claimNextRunWithInfo would right after. `gate` makes PostgreSQL finish the run first, so the unique index of one
+ * RUNNING run per workflow never sees two. Read the result with claimAheadColumns / claimAheadResult.
+ */
+export function claimAheadCtes(workflowId: string, finishing: string, gate: SQL): SQL {
+  return sql`claimed as (${claimUpdate(workflowId, CLAIM_INFO_COLUMNS, { finishing, gate })}), ${startRowsCtes(sql`claimed`)}`;
+}
+
+/** The select list that goes with claimAheadCtes. */
+export function claimAheadColumns(workflowId: string): SQL {
+  return sql`(select row_to_json(c) from claimed c) as ahead, array(select node_id from ins) as ahead_fresh,
+    exists (select 1 from runs p where p.workflow_id = ${workflowId} and p.status = 'PENDING') as ahead_pending`;
+}
+
+/**
+ * What a claim-ahead found: the next run, claimed and started (as claimNextRunWithInfo returns it); "empty" when the
+ * workflow had no PENDING run when the statement began (an enqueue committed later wakes the workflow itself); or
+ * undefined: PENDING runs were there but none was claimed (a claim must be tried as usual).
+ */
+export function claimAheadResult(row: { ahead?: unknown; ahead_fresh?: string[]; ahead_pending?: boolean } | undefined): ClaimedRunInfo | "empty" | undefined {
+  if (!row) return undefined;
+  if (row.ahead) {
+    const claimed = (typeof row.ahead === "string" ? JSON.parse(row.ahead) : row.ahead) as ClaimInfoRow;
+    noteOwnBeat(claimed.id, claimed.beat);
+    return claimInfoFromRow({ ...claimed, fresh_nodes: row.ahead_fresh ?? [] });
+  }
+  return row.ahead_pending === true ? undefined : "empty";
+}
+
+async function claim<Extra = object>(db: Db, workflowId: string, returning: SQL, options: { start?: boolean } = {}): Promise<(ClaimRow & Extra) | null> {
+  const update = claimUpdate(workflowId, returning);
   try {
     const rows = await execRows<ClaimRow & Extra>(
       db,

@@ -47,6 +47,19 @@ export interface SendLedger {
   countByStatus(ledgerRunId: string, nodeId: string): Promise<StatusCounts>;
   /** Today's workflow emails of the account (this node's apart) and this node's pending ones; sets its progress. */
   beginSending(key: LedgerKey, execRunId: string): Promise<{ usedToday: number; thisNode: number }>;
+  /**
+   * Optional (fewer round trips, issue 18): recordEmails then beginSending, and the first batch's pending emails
+   * (`first`, as pendingInRange(0, firstTo) answers) and send slot (`slotWaitMs`, taken for `slot` only when that batch
+   * has an email and the daily `quota` allows the node's emails) when the port can read them with the rest.
+   */
+  recordAndBegin?(
+    key: LedgerKey,
+    execRunId: string,
+    emails: LedgerEmail[],
+    options: { firstTo: number; quota: number; slot?: { key: string; ratePerSecond: number } },
+  ): Promise<{ usedToday: number; thisNode: number; first?: { indexes: number[]; startedAtMs: number | null }; slotWaitMs?: number }>;
+  /** Optional: markSent then writeProgress (the node's last batch). */
+  markSentAndCount?(key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<StatusCounts>;
 }
 
 /** The provider rate limit shared by every sender of a key (lib/email/pacing.ts). */

@@ -24,6 +24,8 @@ export type SendContext = {
   pacing: SendPacing;
   /** Provider calls per second (EMAIL_RATE_PER_SECOND) for paced transports. */
   ratePerSecond: number;
+  /** A slot of the limiter already taken for the first call (epoch ms when it starts): the first attempt waits for it. */
+  firstSlotAt?: number;
   /** When the node's send budget (EMAIL_SEND_BUDGET_MINUTES from the node's start) runs out, epoch ms. */
   deadline: number;
   /** The sentence for a quota answer (it knows how many emails the node has sent so far). */
@@ -44,7 +46,13 @@ export type SendContext = {
  */
 export async function sendBatchWithRetry(sender: EmailSender, emails: OutgoingEmail[], batchKey: string, ctx: SendContext): Promise<SendResult[]> {
   for (let attempt = 1; ; attempt++) {
-    if (sender.pacingKey && !(await ctx.pacing.acquire(sender.pacingKey, ctx.ratePerSecond, ctx.shouldStop))) throw new SendStopped();
+    if (sender.pacingKey) {
+      const slot =
+        attempt === 1 && ctx.firstSlotAt !== undefined
+          ? waitUnlessStopped(ctx.firstSlotAt - Date.now(), ctx.shouldStop)
+          : ctx.pacing.acquire(sender.pacingKey, ctx.ratePerSecond, ctx.shouldStop);
+      if (!(await slot)) throw new SendStopped();
+    }
     try {
       if (!sender.sendBatchDetailed) return await sender.sendBatch(emails, batchKey);
       const { results, rateLimit } = await sender.sendBatchDetailed(emails, batchKey);

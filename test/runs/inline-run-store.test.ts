@@ -1,0 +1,221 @@
+import { and, asc, eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { getDb, getRunStateDb } from "@/db/client";
+import * as ledger from "@/db/queries/send-ledger";
+import { emailSends, nodeResults, runLogs, runs, workflows } from "@/db/schema";
+import { inlineStep } from "@/lib/engine/embedded-executor";
+import { executeRun, type EngineDeps } from "@/lib/engine/execute-run";
+import { pgEngineDeps } from "@/lib/engine/pg-engine";
+import { pgNodePorts } from "@/lib/engine/pg-node-ports";
+import { DEFERRED_RUNNING_MS, PgRunStore } from "@/lib/engine/pg-run-store";
+import type { Finalized } from "@/lib/engine/run-store";
+import { newId } from "@/lib/ids";
+import { createTestAccount } from "@/test/support/accounts";
+import { emailEveryRowWorkflow, fakeResendForRuns, insertWorkflow, trigger, type TestGraph } from "./helpers";
+
+/**
+ * PgRunStore inline (the embedded executor, issue 18): node successes, log lines and deferred RUNNING writes are held
+ * back and written with finalize (or after DEFERRED_RUNNING_MS); finalize claims the workflow's next run. What a person,
+ * a resume and the send ledger see must stay what they saw before.
+ */
+const fake = fakeResendForRuns();
+
+async function enqueueRaw(accountId: string, workflowId: string, graph: TestGraph): Promise<string> {
+  const runId = newId("run");
+  await (await getDb()).insert(runs).values({ id: runId, workflowId, accountId, workflowVersion: 1, graph });
+  return runId;
+}
+
+const filterGraph: TestGraph = {
+  nodes: [trigger, { id: "f", type: "FILTER", data: { source: "{{t.body}}", expr: "true" } }],
+  edges: [{ source: "t", target: "f" }],
+};
+
+async function inlineDeps(store?: PgRunStore): Promise<EngineDeps & { store: PgRunStore }> {
+  const db = await getDb();
+  const inline = store ?? new PgRunStore(await getRunStateDb(), { inline: true });
+  return { ...pgEngineDeps(db, async () => {}), ports: pgNodePorts(db, { inline: true }), store: inline };
+}
+
+const nodeRows = async (runId: string) =>
+  (await getDb()).select().from(nodeResults).where(eq(nodeResults.runId, runId)).orderBy(asc(nodeResults.nodeId));
+const logLines = async (runId: string) =>
+  (await (await getDb()).select().from(runLogs).where(eq(runLogs.runId, runId)).orderBy(asc(runLogs.id))).map((l) => `${l.nodeId ?? "-"} ${l.message}`);
+const workflowGraph = async (workflowId: string) =>
+  (await (await getDb()).select().from(workflows).where(eq(workflows.id, workflowId)))[0].graph as TestGraph;
+const runRow = async (runId: string) => (await (await getDb()).select().from(runs).where(eq(runs.id, runId)))[0];
+
+describe("PgRunStore inline", () => {
+  it("holds a quick run's node rows and log lines back and writes every one, in order, with finalize", async () => {
+    const { id } = await createTestAccount();
+    const workflowId = await insertWorkflow(id, filterGraph);
+    const runId = await enqueueRaw(id, workflowId, filterGraph);
+    const store = new PgRunStore(await getRunStateDb(), { inline: true });
+    const claimed = await store.claimNext(workflowId);
+    expect(claimed?.runId).toBe(runId);
+    await store.startNode(runId, "t");
+    await store.nodeSucceeded(runId, "t", { output: { body: [1, 2] }, logMessages: ["Node \"t\" succeeded"] });
+    await store.log(runId, "warn", "a line of the node", "f");
+    await store.startNode(runId, "f");
+    await store.nodeSucceeded(runId, "f", { output: { items: [1, 2], filteredOut: 0 }, itemsIn: 2, itemsOut: 2, logMessages: ["kept 2", "Node \"f\" succeeded"] });
+    // Nothing written yet but what the claim wrote.
+    expect((await nodeRows(runId)).map((r) => r.status)).toEqual(["PENDING", "PENDING"]);
+    expect(await logLines(runId)).toEqual(["- Run started (workflow version 1)"]);
+    // Outputs held back are read from memory.
+    expect((await store.outputs(runId, ["t"])).get("t")).toEqual({ body: [1, 2] });
+    const finalized = await store.finalize(claimed!, ["t", "f"], { cancelled: false });
+    expect(finalized).toMatchObject({ status: "SUCCESS", changed: true });
+    const rows = await nodeRows(runId);
+    expect(rows.map((r) => [r.nodeId, r.status, r.output, r.itemsIn, r.itemsOut, r.error])).toEqual([
+      ["f", "SUCCESS", { items: [1, 2], filteredOut: 0 }, 2, 2, null],
+      ["t", "SUCCESS", { body: [1, 2] }, null, null, null],
+    ]);
+    for (const row of rows) {
+      expect(row.startedAt).not.toBeNull();
+      expect(row.startedAt!.getTime()).toBeLessThanOrEqual(row.completedAt!.getTime());
+    }
+    expect(await logLines(runId)).toEqual([
+      "- Run started (workflow version 1)",
+      't Node "t" succeeded',
+      "f a line of the node",
+      "f kept 2",
+      'f Node "f" succeeded',
+      "- Run succeeded: 0 email(s) sent, 0 row(s) filtered out, 0 row(s) read",
+    ]);
+    expect((await runRow(runId))?.status).toBe("SUCCESS");
+  });
+
+  it("shows a slow run as it is after DEFERRED_RUNNING_MS: finished nodes SUCCESS with their lines, the running one RUNNING", async () => {
+    const { id } = await createTestAccount();
+    const workflowId = await insertWorkflow(id, filterGraph);
+    const runId = await enqueueRaw(id, workflowId, filterGraph);
+    const store = new PgRunStore(await getRunStateDb(), { inline: true });
+    await store.claimNext(workflowId);
+    await store.startNode(runId, "t");
+    await store.nodeSucceeded(runId, "t", { output: {}, logMessages: ["Node \"t\" succeeded"] });
+    await store.startNode(runId, "f");
+    await new Promise((resolve) => setTimeout(resolve, DEFERRED_RUNNING_MS + 400));
+    const rows = await nodeRows(runId);
+    expect(rows.map((r) => [r.nodeId, r.status])).toEqual([
+      ["f", "RUNNING"],
+      ["t", "SUCCESS"],
+    ]);
+    expect(rows[0].startedAt).not.toBeNull();
+    expect(await logLines(runId)).toEqual(["- Run started (workflow version 1)", 't Node "t" succeeded']);
+    // The node finishes later: its row keeps the start written then.
+    await store.nodeFailed(runId, "f", "broke");
+    const failed = (await nodeRows(runId))[0];
+    expect(failed).toMatchObject({ status: "FAILED", error: "broke" });
+    expect(failed.startedAt!.getTime()).toBe(rows[0].startedAt!.getTime());
+  });
+
+  it("writes a large output with markNodeSucceeded (in pieces) after what it holds, lines in order", async () => {
+    const { id } = await createTestAccount();
+    const workflowId = await insertWorkflow(id, filterGraph);
+    const runId = await enqueueRaw(id, workflowId, filterGraph);
+    const store = new PgRunStore(await getRunStateDb(), { inline: true });
+    await store.claimNext(workflowId);
+    await store.startNode(runId, "t");
+    await store.nodeSucceeded(runId, "t", { output: {}, logMessages: ["first"] });
+    await store.startNode(runId, "f");
+    const items = Array.from({ length: 2_500 }, (_, i) => ({ i }));
+    await store.nodeSucceeded(runId, "f", { output: { items }, itemsOut: items.length, logMessages: ["second"] });
+    const rows = await nodeRows(runId);
+    expect(rows.map((r) => r.status)).toEqual(["SUCCESS", "SUCCESS"]);
+    expect(rows[0].spilled).not.toBeNull(); // stored in pieces by node-store.ts
+    expect(await logLines(runId)).toEqual(["- Run started (workflow version 1)", "t first", "f second"]);
+  });
+
+  it("claims the workflow's next run in the statement that finishes one, in FIFO order, and answers null when none was left", async () => {
+    const { id } = await createTestAccount();
+    const { workflowId } = await emailEveryRowWorkflow(id, 1, `ahead-${Date.now()}-`);
+    const graph = await workflowGraph(workflowId);
+    const first = await enqueueRaw(id, workflowId, graph);
+    const second = await enqueueRaw(id, workflowId, graph);
+    const deps = await inlineDeps();
+    const claimed = await deps.store.claimNext(workflowId);
+    expect(claimed?.runId).toBe(first);
+    await executeRun(inlineStep, deps, first, claimed!);
+    // The finishing statement claimed and started the next run.
+    const next = await runRow(second);
+    expect(next?.status).toBe("RUNNING");
+    expect((await nodeRows(second)).map((r) => r.status)).toEqual(["PENDING", "PENDING", "PENDING"]);
+    const again = await deps.store.claimNext(workflowId);
+    expect(again?.runId).toBe(second);
+    await executeRun(inlineStep, deps, second, again!);
+    expect(await runRow(second)).toMatchObject({ status: "SUCCESS", error: null });
+    expect(await deps.store.claimNext(workflowId)).toBeNull();
+    expect(await runRow(first)).toMatchObject({ status: "SUCCESS", result: { emailsSent: 1, totalRows: 1 } });
+  });
+
+  it("a crash before the held writes: the resumed run executes those nodes again and sends no email twice", async () => {
+    const { id } = await createTestAccount();
+    const { workflowId, addresses } = await emailEveryRowWorkflow(id, 2, `crash-${Date.now()}-`);
+    const graph = await workflowGraph(workflowId);
+    const runId = await enqueueRaw(id, workflowId, graph);
+    // A process that dies just before its finalize: nothing it held is written.
+    class Crashing extends PgRunStore {
+      override async finalize(): Promise<Finalized> {
+        throw new Error("process killed");
+      }
+    }
+    const crashing = new Crashing(await getRunStateDb(), { inline: true });
+    const deps = await inlineDeps(crashing);
+    const claimed = await crashing.claimNext(workflowId);
+    await expect(executeRun(inlineStep, deps, runId, claimed!)).rejects.toThrow("process killed");
+    crashing.abandon(runId);
+    // OUTPUT's success was held (the earlier nodes' may have been written by the timer on a slow machine).
+    expect(["PENDING", "RUNNING"]).toContain((await nodeRows(runId))[0].status);
+    expect(await logLines(runId)).not.toContain('out Sent 2 emails');
+    const sentBefore = fake.resend.emails().filter((e) => e.to.some((to) => addresses.includes(to))).length;
+    expect(sentBefore).toBe(2);
+    // Another process resumes it (the sweep's takeover): every node runs again, the ledger sends nothing twice.
+    await executeRun(inlineStep, await inlineDeps(), runId);
+    expect((await nodeRows(runId)).map((r) => [r.nodeId, r.status])).toEqual([
+      ["out", "SUCCESS"],
+      ["src", "SUCCESS"],
+      ["t", "SUCCESS"],
+    ]);
+    const run = await runRow(runId);
+    expect(run).toMatchObject({ status: "SUCCESS" });
+    expect(run?.result).toMatchObject({ emailsSent: 2, totalRows: 2 });
+    expect(fake.resend.emails().filter((e) => e.to.some((to) => addresses.includes(to))).length).toBe(2);
+    const lines = await logLines(runId);
+    expect(lines).toContain("- Run resumed after an interruption");
+    expect(lines.at(-1)).toBe("- Run succeeded: 2 email(s) sent, 0 row(s) filtered out, 2 row(s) read");
+  });
+});
+
+describe("send ledger in one round trip", () => {
+  it("recordAndBegin records, reopens and counts as recordEmails + beginSending, with the first batch's pending emails", async () => {
+    const { id: accountId } = await createTestAccount();
+    const db = await getDb();
+    const emails = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ itemIndex: i, to: `r${i}@example.com`, subject: "s", status: (i === 4 ? "duplicate" : "pending") as "pending" | "duplicate" }));
+    // Two nodes with the same history: an earlier attempt sent item 0, failed item 1 and left item 2 pending.
+    const workflowId = await insertWorkflow(accountId, filterGraph);
+    const keys = [
+      { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "one", accountId },
+      { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "two", accountId },
+    ];
+    for (const key of keys) {
+      await ledger.recordEmails(db, key, emails(3));
+      await ledger.markSent(db, key, key.runId, [{ itemIndex: 0, providerId: "p0" }]);
+      await db.update(emailSends).set({ status: "failed" }).where(and(eq(emailSends.runId, key.runId), eq(emailSends.itemIndex, 1)));
+    }
+    await ledger.recordEmails(db, keys[0], emails(6));
+    const before = await ledger.beginSending(db, keys[0], keys[0].runId);
+    const begun = await ledger.recordAndBegin(db, keys[1], keys[1].runId, emails(6), { firstTo: 3, quota: 1_000_000 });
+    expect(begun.thisNode).toBe(before.thisNode);
+    expect(begun.thisNode).toBe(4);
+    // The account's other emails today, as beginSending counts them after the insert.
+    expect(begun.usedToday).toBe((await ledger.beginSending(db, keys[1], keys[1].runId)).usedToday);
+    expect(await ledger.countByStatus(db, keys[1].runId, "two")).toEqual(await ledger.countByStatus(db, keys[0].runId, "one"));
+    expect(begun.first?.indexes).toEqual((await ledger.pendingInRange(db, keys[1], keys[1].runId, 0, 3)).indexes);
+    expect(begun.first?.indexes).toEqual([1, 2]);
+    // markSentAndCount: markSent + writeProgress.
+    await ledger.markSent(db, keys[0], keys[0].runId, [{ itemIndex: 1, providerId: "x" }]);
+    const expected = await ledger.writeProgress(db, keys[0], keys[0].runId);
+    expect(await ledger.markSentAndCount(db, keys[1], keys[1].runId, [{ itemIndex: 1, providerId: "x" }])).toEqual(expected);
+  });
+});
