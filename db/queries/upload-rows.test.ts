@@ -19,7 +19,11 @@ describe("readUploadRows", () => {
     const all = await readUploadRows(db, { id, columns });
     expect(all.map((r) => r.email)).toEqual(["a", "b", "c", "d", "e"]);
     expect(all[4]["__proto__"]).toBe("");
-    expect(Object.getPrototypeOf(all[0])).toBeNull();
+    // Nothing inherited: the prototype is empty and its own prototype is null.
+    expect(Object.getOwnPropertyNames(Object.getPrototypeOf(all[0]))).toEqual([]);
+    expect(Object.getPrototypeOf(Object.getPrototypeOf(all[0]))).toBeNull();
+    expect("toString" in all[0] || "constructor" in all[0]).toBe(false);
+    expect(Object.keys(all[4])).toEqual(["email", "__proto__"]);
     const middle = await readUploadRows(db, { id, columns }, 2, 2);
     expect(middle.map((r) => r.email)).toEqual(["c", "d"]);
   });
