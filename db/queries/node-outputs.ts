@@ -1,6 +1,7 @@
 import "server-only";
 import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
+import { readUploadRows, uploadColumns, wholeUploadOf } from "./upload-rows";
 
 /**
  * Large node outputs in pieces (issue 18). A top-level array of more than SPILL_MIN_ITEMS elements — a DATA_SOURCE's
@@ -29,7 +30,9 @@ const WRITE_CONCURRENCY = 3;
 /** Pieces read per statement when an output is put back together. */
 const READ_CHUNKS_PER_STATEMENT = 5;
 
-export type Spilled = Record<string, { length: number; chunkItems: number }>;
+/** A spilled field: in pieces of `chunkItems` elements, or every row of an upload (`upload`: its id), stored as it is. */
+export type SpilledField = { length: number; chunkItems: number } | { length: number; upload: string };
+export type Spilled = Record<string, SpilledField>;
 
 /** True when the output has no top-level array long enough to be stored in pieces (one jsonb write is fine). */
 export function isSmallOutput(output: Record<string, unknown>): boolean {
@@ -55,6 +58,12 @@ export async function writeSpilledOutput(
   for (const [key, value] of Object.entries(output)) {
     if (Array.isArray(value) && value.length > SPILL_MIN_ITEMS) {
       setOwn(inline, key, value.slice(0, HEAD_ITEMS));
+      // A DATA_SOURCE's rows are its upload's rows, already stored: a reference, not an 11 MB copy.
+      const upload = wholeUploadOf(value);
+      if (upload) {
+        spilled[key] = { length: value.length, upload };
+        continue;
+      }
       spilled[key] = { length: value.length, chunkItems: CHUNK_ITEMS };
       for (let seq = 0; seq * CHUNK_ITEMS < value.length; seq++) {
         pieces.push({ field: key, seq, items: value.slice(seq * CHUNK_ITEMS, (seq + 1) * CHUNK_ITEMS) });
@@ -81,8 +90,23 @@ export async function writeSpilledOutput(
  * The whole arrays of the spilled fields of some nodes of a run: `nodeId → field → elements`, read a few pieces per
  * statement in order (the event loop is free between statements).
  */
-export async function readSpilledArrays(db: Db, runId: string, nodeIds: string[]): Promise<Map<string, Map<string, unknown[]>>> {
+export async function readSpilledArrays(
+  db: Db,
+  runId: string,
+  nodes: { nodeId: string; spilled: Spilled }[],
+): Promise<Map<string, Map<string, unknown[]>>> {
   const out = new Map<string, Map<string, unknown[]>>();
+  for (const { nodeId, spilled } of nodes) {
+    for (const [field, info] of Object.entries(spilled)) {
+      if (!("upload" in info)) continue;
+      const rows = await readUploadField(db, info);
+      let fields = out.get(nodeId);
+      if (!fields) out.set(nodeId, (fields = new Map()));
+      fields.set(field, rows);
+    }
+  }
+  const nodeIds = nodes.filter((n) => Object.values(n.spilled).some((info) => !("upload" in info))).map((n) => n.nodeId);
+  if (nodeIds.length === 0) return out;
   let after: { nodeId: string; field: string; seq: number } | null = null;
   for (;;) {
     const position: SQL = after
@@ -121,12 +145,13 @@ export async function readSpilledSlice(
   runId: string,
   nodeId: string,
   field: string,
-  info: { length: number; chunkItems: number },
+  info: SpilledField,
   from: number,
   to: number,
 ): Promise<unknown[]> {
   const last = Math.min(to, info.length - 1);
   if (from > last) return [];
+  if ("upload" in info) return readUploadField(db, info, from, last - from + 1);
   const first = Math.floor(from / info.chunkItems);
   const end = Math.floor(last / info.chunkItems);
   const rows = await execRows<{ seq: number; items: string }>(
@@ -142,6 +167,13 @@ export async function readSpilledSlice(
     for (let i = Math.max(from - base, 0); i < items.length && base + i <= last; i++) out.push(items[i]);
   }
   return out;
+}
+
+/** Rows [offset, offset + limit) of a field stored as a reference to an upload (all of them by default). */
+async function readUploadField(db: Db, info: { length: number; upload: string }, offset = 0, limit = info.length): Promise<unknown[]> {
+  const columns = await uploadColumns(db, info.upload);
+  if (!columns) throw new Error(`The upload ${info.upload} that a node output refers to is gone`);
+  return readUploadRows(db, { id: info.upload, columns }, offset, Math.min(limit, info.length - offset));
 }
 
 /** `obj[key] = value` that keeps a `__proto__` key an own property (as JSON.parse does). */

@@ -43,7 +43,37 @@ const CHUNKS_PER_PAGE = 2;
  * chunk_index): a 100,000-row read is a dozen short statements with the event loop free between them (each converted
  * page yields), not one long block; on PGlite a page also bounds how much the WASM heap must hold at once.
  */
-export async function readUploadRows(db: Db, upload: { id: string; columns: string[] }, offset = 0, limit = MAX_ROWS): Promise<CsvRow[]> {
+export async function readUploadRows(
+  db: Db,
+  upload: { id: string; columns: string[]; rowCount?: number },
+  offset = 0,
+  limit = MAX_ROWS,
+): Promise<CsvRow[]> {
+  const rows = await readRows(db, upload, offset, limit);
+  // The whole upload, from its first row to its last: remembered (node-outputs.ts stores a reference, not a copy).
+  if (offset === 0 && (rows.length < limit || rows.length === upload.rowCount)) wholeUploads.set(rows, upload.id);
+  return rows;
+}
+
+/**
+ * Arrays that readUploadRows answered with every row of an upload, in order, and that upload's id. An upload's chunks
+ * are written once and never change or go away while its account exists (deleting an upload only marks it), so a node
+ * output holding such an array is stored as a reference to the upload instead of a copy (db/queries/node-outputs.ts).
+ * Only the very array answered counts: a copy, a slice or a filtered list is not the upload.
+ */
+const wholeUploads = new WeakMap<unknown[], string>();
+
+export function wholeUploadOf(rows: unknown[]): string | undefined {
+  return wholeUploads.get(rows);
+}
+
+/** The columns of an upload, deleted or not (a run that read it keeps reading it). */
+export async function uploadColumns(db: Db, uploadId: string): Promise<string[] | undefined> {
+  const [row] = await db.select({ columns: uploads.columns }).from(uploads).where(eq(uploads.id, uploadId));
+  return row?.columns;
+}
+
+async function readRows(db: Db, upload: { id: string; columns: string[] }, offset: number, limit: number): Promise<CsvRow[]> {
   const end = Math.min(offset + limit, MAX_ROWS);
   const out: CsvRow[] = [];
   let after = -1;

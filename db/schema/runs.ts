@@ -80,8 +80,11 @@ export const nodeResults = pgTable("node_results", {
   progress: jsonb("progress").$type<{ sent: number; total: number }>(),
   startedAt: ts("started_at"),
   completedAt: ts("completed_at"),
-  /** Top-level arrays of `output` stored in node_output_chunks (db/queries/node-outputs.ts); `output` holds their head. */
-  spilled: jsonb("spilled").$type<Record<string, { length: number; chunkItems: number }>>(),
+  /**
+   * Top-level arrays of `output` stored apart (db/queries/node-outputs.ts): in node_output_chunks, or as a reference to
+   * the upload whose rows they are; `output` holds their head.
+   */
+  spilled: jsonb("spilled").$type<Record<string, { length: number; chunkItems: number } | { length: number; upload: string }>>(),
 }, (t) => [primaryKey({ columns: [t.runId, t.nodeId] })]);
 
 /** A large top-level array of a node's output, in pieces of `chunkItems` elements (JSON text): see node-outputs.ts. */

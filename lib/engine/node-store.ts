@@ -155,7 +155,7 @@ export async function loadOutputs(db: Db, runId: string, nodeIds: string[]): Pro
       .select({ nodeId: nodeResults.nodeId, output: nodeResults.output, spilled: nodeResults.spilled })
       .from(nodeResults)
       .where(and(eq(nodeResults.runId, runId), inArray(nodeResults.nodeId, missing), eq(nodeResults.status, "SUCCESS")));
-    const withPieces = rows.filter((row) => row.spilled).map((row) => row.nodeId);
+    const withPieces = rows.flatMap((row) => (row.spilled ? [{ nodeId: row.nodeId, spilled: row.spilled }] : []));
     const arrays = withPieces.length > 0 ? await readSpilledArrays(db, runId, withPieces) : undefined;
     for (const row of rows) {
       const output = mergeSpilled(row.output ?? {}, arrays?.get(row.nodeId));

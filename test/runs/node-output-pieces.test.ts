@@ -1,5 +1,6 @@
 // Large node outputs in pieces (db/queries/node-outputs.ts, issue 18): a top-level array of more than 1,000 elements is
-// stored in node_output_chunks (2,000 elements a row) and the node row keeps its first 101; every reader gets the same
+// stored in node_output_chunks (2,000 elements a row), or as a reference when it is every row of an upload (a
+// DATA_SOURCE's), and the node row keeps its first 101; every reader gets the same
 // answers as when the whole output was one jsonb value: the run view's preview, the output pages (across piece
 // boundaries, into an element), the engine reading an output back (a send reusing a preview's nodes), and retention.
 import { sql } from "drizzle-orm";
@@ -8,6 +9,7 @@ import { GET as nodeOutputHandler } from "@/app/api/workflows/runs/[runId]/nodes
 import { POST as sendHandler } from "@/app/api/workflows/runs/[runId]/send/route";
 import { execRows, getDb } from "@/db/client";
 import { CHUNK_ITEMS, HEAD_ITEMS, isSmallOutput, SPILL_MIN_ITEMS } from "@/db/queries/node-outputs";
+import { readUploadRows } from "@/db/queries/upload-rows";
 import { nodeResults, runs } from "@/db/schema";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { forgetRunOutputs, loadOutputs, markNodeSucceeded } from "@/lib/engine/node-store";
@@ -68,19 +70,23 @@ describe("large outputs in pieces", () => {
     const preview = (await getRun(token, run.runId)).body;
     expect(preview.status).toBe("SUCCESS");
 
-    // Stored: 3 pieces of rows (2,000 + 2,000 + 500), 2 of the filter's 2,250 items; the row keeps 101 of each.
+    // Stored: the filter's 2,250 items in 2 pieces; the source's rows, which are its upload's, as a reference to it.
+    // Each row keeps the first 101 elements.
     expect(await piecesOf(run.runId)).toEqual([
       { node_id: "f", field: "items", seq: 0, n: CHUNK_ITEMS },
       { node_id: "f", field: "items", seq: 1, n: 250 },
-      { node_id: "src", field: "rows", seq: 0, n: CHUNK_ITEMS },
-      { node_id: "src", field: "rows", seq: 1, n: CHUNK_ITEMS },
-      { node_id: "src", field: "rows", seq: 2, n: 500 },
     ]);
-    const [stored] = await execRows<{ spilled: unknown; head: number }>(
+    const stored = await execRows<{ node_id: string; spilled: unknown; head: number }>(
       await getDb(),
-      sql`select spilled, jsonb_array_length(output->'rows') as head from node_results where run_id = ${run.runId} and node_id = 'src'`,
+      sql`select node_id, spilled, jsonb_array_length(coalesce(output->'rows', output->'items')) as head
+          from node_results where run_id = ${run.runId} and node_id in ('src', 'f') order by node_id`,
     );
-    expect(stored).toEqual({ spilled: { rows: { length: ROWS, chunkItems: CHUNK_ITEMS } }, head: HEAD_ITEMS });
+    expect(stored).toEqual([
+      { node_id: "f", spilled: { items: { length: 2_250, chunkItems: CHUNK_ITEMS } }, head: HEAD_ITEMS },
+      { node_id: "src", spilled: { rows: { length: ROWS, upload: uploadId } }, head: HEAD_ITEMS },
+    ]);
+    // Deleting the upload only marks it: the run keeps reading the rows it used.
+    await (await getDb()).execute(sql`update uploads set deleted_at = now() where id = ${uploadId}`);
 
     // The run view: the first 100, cut, the counts whole.
     expect(preview.nodes.src.output).toEqual({
@@ -129,9 +135,12 @@ describe("large outputs in pieces", () => {
     expect(done.status).toBe("SUCCESS");
     expect(done.nodes.src).toMatchObject({ status: "SUCCESS", reused: true });
     expect(done.result).toMatchObject({ emailsSent: 2_250, totalRows: ROWS, filteredOut: 2_250 });
-    expect((await piecesOf(sendRunId)).map((p) => [p.node_id, p.seq, p.n])).toEqual(
-      (await piecesOf(run.runId)).map((p) => [p.node_id, p.seq, p.n]),
-    );
+    expect((await piecesOf(sendRunId)).map((p) => [p.node_id, p.seq, p.n])).toEqual([
+      ["f", 0, CHUNK_ITEMS],
+      ["f", 1, 250],
+    ]);
+    const page2 = await page(token, sendRunId, "src", "?field=rows&offset=4498&limit=10");
+    expect(page2.body).toEqual({ items: [rowObject("piece", 4498), rowObject("piece", 4499)], total: ROWS });
     const to = fixture.resend.emails().flatMap((e) => e.to);
     expect(to).toHaveLength(2_250);
     expect(new Set(to)).toEqual(new Set(Array.from({ length: 2_250 }, (_, i) => `piece${2 * i + 1}@example.com`)));
@@ -172,5 +181,32 @@ describe("large outputs in pieces", () => {
     expect(Object.getOwnPropertyDescriptor(read, "__proto__")?.value).toEqual({ kept: true });
     expect(read.list).toEqual(list(2_500, "again"));
     expect(read.n).toBe(1);
+  });
+
+  it("every row of an upload is stored as a reference to it and read back whole; a slice of it is stored in pieces", async () => {
+    const { id: accountId } = await createTestAccount();
+    const db = await getDb();
+    const columns = ["name", "email", "score"];
+    const uploadId = await insertUpload(accountId, columns, csvRows("ref").slice(0, 3_000));
+    const workflowId = await insertWorkflow(accountId, { nodes: [{ id: "src", type: "DATA_SOURCE", data: { uploadId } }], edges: [] });
+    const runId = newId("run");
+    await db.insert(runs).values({ id: runId, workflowId, accountId, workflowVersion: 1, graph: { nodes: [], edges: [] }, status: "SUCCESS" });
+    await db.insert(nodeResults).values([
+      { runId, nodeId: "whole", type: "DATA_SOURCE", status: "RUNNING" },
+      { runId, nodeId: "part", type: "DATA_SOURCE", status: "RUNNING" },
+    ]);
+    const whole = await readUploadRows(db, { id: uploadId, columns, rowCount: 3_000 }, 0, 3_000);
+    await markNodeSucceeded(db, runId, "whole", { output: { rows: whole, rowCount: 3_000, columns }, logMessages: [] });
+    const part = await readUploadRows(db, { id: uploadId, columns, rowCount: 3_000 }, 1, 2_500);
+    await markNodeSucceeded(db, runId, "part", { output: { rows: part, rowCount: 2_500, columns }, logMessages: [] });
+    expect((await piecesOf(runId)).map((p) => [p.node_id, p.seq, p.n])).toEqual([
+      ["part", 0, CHUNK_ITEMS],
+      ["part", 1, 500],
+    ]);
+    forgetRunOutputs(runId);
+    const read = await loadOutputs(db, runId, ["whole", "part"]);
+    expect(read.get("whole")!.rows).toEqual(Array.from({ length: 3_000 }, (_, i) => rowObject("ref", i)));
+    expect(read.get("part")!.rows).toEqual(Array.from({ length: 2_500 }, (_, i) => rowObject("ref", i + 1)));
+    expect(read.get("whole")!.columns).toEqual(columns);
   });
 });
