@@ -1,7 +1,7 @@
 // Shared by the benchmarks that drive a production server (`next start` of a build in NEXT_DIST_DIR) over HTTP:
 // start it against a local fake Resend, register through the API, upload, read the process tree's CPU and RSS.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import type { FakeResend } from "@/test/support/fake-resend";
 
@@ -18,6 +18,52 @@ export function treeCpuMs(pid: number): number {
     // the process ended
   }
   return total;
+}
+
+/** utime + stime of one thread (task) of a process, in ms; 0 once it has ended. */
+function taskCpuMs(pid: number, tid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * utime + stime of a process's main thread alone, in ms: the thread that runs JavaScript's event loop (Next.js, the
+ * route handlers, the database driver's JavaScript). Its thread id is the process id; every other task of the
+ * process — V8's GC and compiler helpers, libuv's pool, worker threads such as PGlite's — is left out.
+ */
+export function mainThreadCpuMs(pid: number): number {
+  return taskCpuMs(pid, pid);
+}
+
+/**
+ * CPU time of a process's threads by thread name (`/proc/<pid>/task/<tid>/comm`: e.g. "node" for the main thread,
+ * "V8 DefaultWorke" for V8's helpers, "libuv-worker"; Node's worker threads take their own names), in ms, the main thread under
+ * "main". Threads that ended are missing here but still counted by treeCpuMs.
+ */
+export function threadCpuMs(pid: number): Record<string, number> {
+  const byName: Record<string, number> = {};
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const tid of tids) {
+    let name = "main";
+    if (Number(tid) !== pid) {
+      try {
+        name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      } catch {
+        continue;
+      }
+    }
+    byName[name] = (byName[name] ?? 0) + taskCpuMs(pid, Number(tid));
+  }
+  return byName;
 }
 
 /** Resident memory of a process and its descendants, in bytes. */
