@@ -1,6 +1,6 @@
 import "server-only";
 import { sql } from "drizzle-orm";
-import { execRows, getDb } from "@/db/client";
+import { execRows, getDb, type Db } from "@/db/client";
 import { AppError } from "@/lib/http/errors";
 
 export type RateLimitResult = { allowed: boolean; limit: number; remaining: number; resetSeconds: number };
@@ -21,22 +21,64 @@ export const RATE_LIMIT_SLICES = 10;
  * back at once (it does not count), so a client that keeps knocking still gets `limit` per window.
  */
 export async function consumeRateLimit(key: string, limit: number, windowSeconds: number, now = Date.now()): Promise<RateLimitHit> {
+  const slice = rateLimitSlice(key, windowSeconds, now);
+  const result = rateLimitResult(slice, limit, await countHit(slice), now);
+  const refund = () => decrement(key, slice.sliceStart, 1);
+  if (!result.allowed) await refund();
+  return { ...result, refund: result.allowed ? refund : async () => {} };
+}
+
+/** The counter row a hit at `now` goes to (`sliceStart`), and where the window's earlier slices begin. */
+export type RateLimitSlice = { key: string; sliceStart: number; firstCounted: number; sliceMs: number };
+/** A hit's rank within its slice's count, and the (settled) count and oldest start of the earlier slices in the window. */
+export type HitCount = { rank: number; earlier: number; oldest: number | null };
+
+export function rateLimitSlice(key: string, windowSeconds: number, now: number): RateLimitSlice {
   const windowMs = windowSeconds * 1000;
   const sliceMs = Math.max(1, Math.floor(windowMs / RATE_LIMIT_SLICES));
   const sliceStart = Math.floor(now / sliceMs) * sliceMs;
-  const hit = await countHit({ key, sliceStart, firstCounted: sliceStart - sliceMs * RATE_LIMIT_SLICES });
-  const total = hit.earlier + hit.rank;
-  const allowed = total <= limit;
-  // The oldest slice still counted leaves the window one window + one slice after it began.
-  const resetAt = (hit.oldest ?? sliceStart) + sliceMs * (RATE_LIMIT_SLICES + 1);
-  const resetSeconds = Math.max(1, Math.ceil((resetAt - now) / 1000));
-  const refund = () => decrement(key, sliceStart, 1);
-  if (!allowed) await refund();
-  return { allowed, limit, remaining: Math.max(0, limit - total), resetSeconds, refund: allowed ? refund : async () => {} };
+  return { key, sliceStart, firstCounted: sliceStart - sliceMs * RATE_LIMIT_SLICES, sliceMs };
 }
 
-type Slice = { key: string; sliceStart: number; firstCounted: number };
-type HitCount = { rank: number; earlier: number; oldest: number | null };
+/** Whether a counted hit is within `limit`, with what the RateLimit-* headers say. */
+export function rateLimitResult(slice: RateLimitSlice, limit: number, hit: HitCount, now: number): RateLimitResult {
+  const total = hit.earlier + hit.rank;
+  // The oldest slice still counted leaves the window one window + one slice after it began.
+  const resetAt = (hit.oldest ?? slice.sliceStart) + slice.sliceMs * (RATE_LIMIT_SLICES + 1);
+  const resetSeconds = Math.max(1, Math.ceil((resetAt - now) / 1000));
+  return { allowed: total <= limit, limit, remaining: Math.max(0, limit - total), resetSeconds };
+}
+
+/**
+ * Hands back refused hits, as one statement for a batch (`count` never below 0), and drops the slices that left the
+ * window of each key whose current slice these hits opened — what consumeRateLimit does around its upsert, for a
+ * caller that counted the hits in a statement of its own (the enqueue hot path).
+ */
+export async function settleCountedHits(
+  db: Db,
+  refunds: { key: string; sliceStart: number; hits: number }[],
+  opened: { key: string; firstCounted: number }[],
+): Promise<void> {
+  if (refunds.length > 0) {
+    await execRows(
+      db,
+      sql`update rate_limits set count = greatest(rate_limits.count - r.hits, 0)
+          from jsonb_to_recordset(${JSON.stringify(refunds.map((r) => ({ key: r.key, slice_start: r.sliceStart, hits: r.hits })))}::jsonb)
+            as r(key text, slice_start bigint, hits int)
+          where rate_limits.key = r.key and rate_limits.window_start = r.slice_start`,
+    );
+  }
+  if (opened.length > 0) {
+    await execRows(
+      db,
+      sql`delete from rate_limits using jsonb_to_recordset(${JSON.stringify(opened.map((o) => ({ key: o.key, first_counted: o.firstCounted })))}::jsonb)
+            as o(key text, first_counted bigint)
+          where rate_limits.key = o.key and rate_limits.window_start < o.first_counted`,
+    );
+  }
+}
+
+type Slice = Pick<RateLimitSlice, "key" | "sliceStart" | "firstCounted">;
 type HitWaiter = { resolve: (count: HitCount) => void; reject: (error: unknown) => void };
 
 /** Hits waiting for the next upsert of their counter row, by `key` + slice. */

@@ -58,4 +58,29 @@ describe("groupCommit", () => {
     const insert = groupCommit(async () => [] as number[]);
     await expect(insert(1)).rejects.toThrow("0 results for 1 items");
   });
+
+  it("gatherTurn: every call of the current turn goes in the first batch, built at setImmediate", async () => {
+    const r = recorder();
+    const insert = groupCommit(r.flush, 500, { gatherTurn: true });
+    const first = [1, 2, 3].map((n) => insert(n));
+    expect(r.batches).toEqual([]); // nothing built yet: the turn is not over
+    await Promise.resolve();
+    const fourth = insert(4); // still this turn (a microtask later)
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(r.batches).toEqual([[1, 2, 3, 4]]);
+    const later = insert(5); // while the batch is in flight: the next batch
+    r.releases[0]();
+    expect(await Promise.all([...first, fourth])).toEqual([10, 20, 30, 40]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(r.batches).toEqual([[1, 2, 3, 4], [5]]);
+    r.releases[1]();
+    expect(await later).toBe(50);
+    // Idle again: the next call waits for the end of its own turn.
+    const again = insert(6);
+    expect(r.batches).toHaveLength(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(r.batches).toEqual([[1, 2, 3, 4], [5], [6]]);
+    r.releases[2]();
+    expect(await again).toBe(60);
+  });
 });

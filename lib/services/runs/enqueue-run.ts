@@ -9,7 +9,17 @@ import { wakeAfterResponse } from "@/lib/engine/wake";
 import { groupCommit } from "@/lib/group-commit";
 import { AppError, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
-import { assertWithinLimit, consumeRateLimit, rateLimitHeaders } from "@/lib/rate-limit";
+import { log } from "@/lib/log";
+import {
+  assertWithinLimit,
+  consumeRateLimit,
+  rateLimitHeaders,
+  rateLimitResult,
+  rateLimitSlice,
+  settleCountedHits,
+  type HitCount,
+  type RateLimitResult,
+} from "@/lib/rate-limit";
 
 /** A new run is PENDING; a replayed Idempotency-Key answers the run's current status. */
 export type EnqueuedRun = { runId: string; workflowId: string; status: RunStatus; enqueuedAt: string };
@@ -51,70 +61,143 @@ export async function enqueueRun(
 }
 
 /**
- * The hot path of `POST …/run` with a Bearer token and no Idempotency-Key: one statement checks the account (verified,
- * token not revoked by a password change), snapshots the workflow and inserts the run, instead of an account lookup
- * plus an insert (each statement costs ~0.5 ms of shared CPU on a busy server), and concurrent requests share one
- * statement (group commit). Anything unusual — a revoked token,
- * the rate limit exceeded — goes through the full account lookup so that its answer (401 before 429) stays exactly
- * the general path's. The one difference: a revoked token's request counts one hit against its account's limit.
+ * The hot path of `POST …/run` with a Bearer token and no Idempotency-Key: one statement counts the rate-limit hit,
+ * checks the account (verified, token not revoked by a password change), snapshots the workflow and inserts the run,
+ * instead of a rate-limit upsert, an account lookup and an insert (each statement costs the server's one thread a
+ * socket write, a read and their parsing), and concurrent requests share one statement (group commit). Anything
+ * unusual — a revoked token, the rate limit exceeded — goes through the full account lookup so that its answer
+ * (401 before 429) stays exactly the general path's. The one difference: a revoked token's request counts one hit
+ * against its account's limit.
  */
 export async function enqueueRunWithToken(token: string, workflowId: string): Promise<{ run: EnqueuedRun; headers: Record<string, string> }> {
   const claims = await verifyAccessToken(token);
-  const limit = await consumeRateLimit(`run:${claims.accountId}`, getConfig().runRateLimitPerMinute, 60);
-  if (!limit.allowed) await accountForAccessToken(token);
+  const id = newId("run");
+  const row = await insertTokenRuns({ id, accountId: claims.accountId, issuedAtMs: claims.issuedAtMs, workflowId, limit: getConfig().runRateLimitPerMinute });
+  const limit = row.limit;
+  if (!limit.allowed) await accountForAccessToken(token); // 401 before 429; the refused hit was handed back with its batch
   assertWithinLimit(limit, `At most ${limit.limit} runs may be enqueued per minute: wait ${limit.resetSeconds} s and try again.`);
-  let run = await insertSnapshotForToken(claims.accountId, claims.issuedAtMs, workflowId);
-  if (!run) {
+  let run: EnqueuedRun;
+  if (!row.accountOk) {
     await accountForAccessToken(token); // throws the 401 that fits (unverified, revoked, gone)
     run = await insertSnapshot(await getDb(), claims.accountId, workflowId);
+  } else if (row.enqueuedAt === null) {
+    throw notFound("Workflow");
+  } else {
+    run = { runId: id, workflowId, status: "PENDING", enqueuedAt: new Date(row.enqueuedAt).toISOString() };
   }
   wake(workflowId);
   return { run, headers: rateLimitHeaders(limit) };
 }
 
-type TokenInsert = { id: string; accountId: string; issuedAtMs: number; workflowId: string };
-type TokenInsertResult = { accountOk: boolean; enqueuedAt: string | Date | null };
+type TokenInsert = { id: string; accountId: string; issuedAtMs: number; workflowId: string; limit: number };
+type TokenInsertResult = { limit: RateLimitResult; accountOk: boolean; enqueuedAt: string | Date | null };
+type TokenInsertRow = {
+  id: string;
+  rank: number | string;
+  earlier: number | string;
+  oldest: number | string | null;
+  slice_count: number | string;
+  hits: number | string;
+  account_ok: boolean;
+  enqueued_at: string | Date | null;
+};
 
 /**
- * The hot path's statement, group-committed: concurrent enqueues (any accounts, any workflows) go out as one INSERT …
- * SELECT per round trip. Rows are inserted in arrival order, so `seq` (the FIFO order) follows it within a batch.
+ * The hot path's statement, group-committed: concurrent enqueues (any accounts, any workflows) go out as one statement
+ * per round trip, gathered over a turn of the event loop. In it, per request in arrival order:
+ * - the rate-limit hit, counted as `consumeRateLimit` counts it (lib/rate-limit.ts) at the statement's instant (one for
+ *   the batch: all its hits fall in one slice): one upsert of each counter row for all its hits in the batch (rows
+ *   taken in key order, so concurrent batches never deadlock), each hit ranked after the row's earlier count, plus
+ *   the earlier slices still in the window;
+ * - the account check of `authenticate`;
+ * - the run's insert with the workflow's snapshot, only for hits within the limit on accounts that pass. Rows are
+ *   inserted in arrival order, so `seq` (the FIFO order) follows it within a batch.
+ * Refused hits are handed back, and the slices a new slice pushed out of the window dropped (settleCountedHits), before
+ * anyone is answered, as consumeRateLimit does (a failure there is logged, not answered: the batch's runs are in).
  */
-const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(async (items) => {
-  const db = await getDb();
-  const batch = JSON.stringify(items.map((item, ord) => ({ id: item.id, account_id: item.accountId, iat_ms: item.issuedAtMs, workflow_id: item.workflowId, ord })));
-  const rows = await execRows<{ id: string; account_ok: boolean; enqueued_at: string | Date | null }>(
-    db,
-    sql`with req as (
-          select * from jsonb_to_recordset(${batch}::jsonb) as r(id text, account_id text, iat_ms numeric, workflow_id text, ord int)
-        ), ok as (
-          select req.* from req join accounts a on a.id = req.account_id
-          where a.email_verified_at is not null
-            and (a.password_changed_at is null or floor(extract(epoch from a.password_changed_at) * 1000) < req.iat_ms)
-        ), ins as (
-          insert into runs (id, workflow_id, account_id, workflow_version, graph)
-          select ok.id, w.id, w.account_id, w.version, w.graph
-          from ok join workflows w on w.id = ok.workflow_id and w.account_id = ok.account_id and w.deleted_at is null
-          order by ok.ord
-          returning id, enqueued_at
-        )
-        select req.id, ok.id is not null as account_ok, ins.enqueued_at
-        from req left join ok on ok.id = req.id left join ins on ins.id = req.id`,
-  );
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return items.map((item) => {
-    const row = byId.get(item.id);
-    return { accountOk: row?.account_ok === true, enqueuedAt: row?.enqueued_at ?? null };
-  });
-});
-
-/** `insertSnapshot` guarded by the account check of `authenticate`; undefined when the account check fails. */
-async function insertSnapshotForToken(accountId: string, issuedAtMs: number, workflowId: string): Promise<EnqueuedRun | undefined> {
-  const id = newId("run");
-  const row = await insertTokenRuns({ id, accountId, issuedAtMs, workflowId });
-  if (!row.accountOk) return undefined;
-  if (!row.enqueuedAt) throw notFound("Workflow");
-  return { runId: id, workflowId, status: "PENDING", enqueuedAt: new Date(row.enqueuedAt).toISOString() };
-}
+const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
+  async (items) => {
+    const db = await getDb();
+    const now = Date.now();
+    const slices = items.map((item) => rateLimitSlice(`run:${item.accountId}`, 60, now));
+    const batch = JSON.stringify(
+      items.map((item, ord) => ({
+        id: item.id,
+        account_id: item.accountId,
+        iat_ms: item.issuedAtMs,
+        workflow_id: item.workflowId,
+        ord,
+        rl_key: slices[ord].key,
+        slice_start: slices[ord].sliceStart,
+        first_counted: slices[ord].firstCounted,
+        rl_limit: item.limit,
+      })),
+    );
+    const rows = await execRows<TokenInsertRow>(
+      db,
+      sql`with req as (
+            select * from jsonb_to_recordset(${batch}::jsonb)
+              as r(id text, account_id text, iat_ms numeric, workflow_id text, ord int, rl_key text, slice_start bigint, first_counted bigint, rl_limit int)
+          ), hit as (
+            insert into rate_limits (key, window_start, count)
+            select rl_key, slice_start, count(*)::int from req group by rl_key, slice_start order by rl_key, slice_start
+            on conflict (key, window_start) do update set count = rate_limits.count + excluded.count
+            returning key, window_start, count
+          ), ranked as (
+            select req.*, hit.count as slice_count,
+              count(*) over (partition by req.rl_key, req.slice_start) as hits,
+              hit.count - count(*) over (partition by req.rl_key, req.slice_start)
+                + row_number() over (partition by req.rl_key, req.slice_start order by req.ord) as rank,
+              (select coalesce(sum(l.count), 0) from rate_limits l
+                where l.key = req.rl_key and l.window_start >= req.first_counted and l.window_start < req.slice_start) as earlier,
+              (select min(l.window_start) from rate_limits l
+                where l.key = req.rl_key and l.window_start >= req.first_counted and l.window_start < req.slice_start and l.count > 0) as oldest
+            from req join hit on hit.key = req.rl_key and hit.window_start = req.slice_start
+          ), checked as (
+            select ranked.*,
+              coalesce(a.email_verified_at is not null
+                and (a.password_changed_at is null or floor(extract(epoch from a.password_changed_at) * 1000) < ranked.iat_ms), false) as account_ok
+            from ranked left join accounts a on a.id = ranked.account_id
+          ), ins as (
+            insert into runs (id, workflow_id, account_id, workflow_version, graph)
+            select c.id, w.id, w.account_id, w.version, w.graph
+            from checked c join workflows w on w.id = c.workflow_id and w.account_id = c.account_id and w.deleted_at is null
+            where c.account_ok and c.earlier + c.rank <= c.rl_limit
+            order by c.ord
+            returning id, enqueued_at
+          )
+          select c.id, c.rank, c.earlier, c.oldest, c.slice_count, c.hits, c.account_ok, ins.enqueued_at
+          from checked c left join ins on ins.id = c.id`,
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const results: TokenInsertResult[] = [];
+    const refunds = new Map<string, { key: string; sliceStart: number; hits: number }>();
+    const opened = new Map<string, { key: string; firstCounted: number }>();
+    for (const [ord, item] of items.entries()) {
+      const row = byId.get(item.id);
+      if (!row) throw new Error("enqueue: a request of the batch has no row");
+      const slice = slices[ord];
+      const hit: HitCount = { rank: Number(row.rank), earlier: Number(row.earlier), oldest: row.oldest === null ? null : Number(row.oldest) };
+      const limit = rateLimitResult(slice, item.limit, hit, now);
+      if (!limit.allowed) {
+        const refund = refunds.get(slice.key) ?? { key: slice.key, sliceStart: slice.sliceStart, hits: 0 };
+        refund.hits++;
+        refunds.set(slice.key, refund);
+      }
+      // This batch's hits opened the slice: the key's slices that left the window go.
+      if (Number(row.slice_count) === Number(row.hits)) opened.set(slice.key, { key: slice.key, firstCounted: slice.firstCounted });
+      results.push({ limit, accountOk: row.account_ok === true, enqueuedAt: row.enqueued_at ?? null });
+    }
+    // The runs are in: a failure here must not turn their 202s into errors (a client would enqueue again). What it can
+    // cost: a refused hit stays counted, or expired counter rows wait for the next new slice or the retention sweep.
+    await settleCountedHits(db, [...refunds.values()], [...opened.values()]).catch((error: unknown) =>
+      log.warn("rate-limit refund or cleanup after an enqueue batch failed", { error }),
+    );
+    return results;
+  },
+  500,
+  { gatherTurn: true },
+);
 
 /**
  * Not awaited: the embedded executor is poked synchronously inside the call, and an Inngest event send (a network
