@@ -2,7 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb, getRunStateDb } from "@/db/client";
 import * as ledger from "@/db/queries/send-ledger";
-import { emailSends, nodeResults, runLogs, runs, workflows } from "@/db/schema";
+import { emailSends, nodeResults, runLogs, runs, suppressions, workflows } from "@/db/schema";
 import { inlineStep } from "@/lib/engine/embedded-executor";
 import { executeRun, type EngineDeps } from "@/lib/engine/execute-run";
 import { pgEngineDeps } from "@/lib/engine/pg-engine";
@@ -11,7 +11,7 @@ import { DEFERRED_RUNNING_MS, PgRunStore } from "@/lib/engine/pg-run-store";
 import type { Finalized } from "@/lib/engine/run-store";
 import { newId } from "@/lib/ids";
 import { createTestAccount } from "@/test/support/accounts";
-import { emailEveryRowWorkflow, fakeResendForRuns, insertWorkflow, trigger, type TestGraph } from "./helpers";
+import { emailEveryRowWorkflow, fakeResendForRuns, filteredEmailGraph, insertUpload, insertWorkflow, trigger, type TestGraph } from "./helpers";
 
 /**
  * PgRunStore inline (the embedded executor, issue 18): node successes, log lines and deferred RUNNING writes are held
@@ -183,6 +183,50 @@ describe("PgRunStore inline", () => {
     const lines = await logLines(runId);
     expect(lines).toContain("- Run resumed after an interruption");
     expect(lines.at(-1)).toBe("- Run succeeded: 2 email(s) sent, 0 row(s) filtered out, 2 row(s) read");
+  });
+});
+
+describe("inline store and Inngest's store finish a run alike", () => {
+  /** The same run executed by the embedded executor's store (inline: held writes, claim-ahead) and by Inngest's. */
+  async function bothWays(accountId: string, graph: TestGraph, setup: (runId: string) => Promise<void> = async () => {}) {
+    const outcomes = [];
+    for (const inline of [true, false]) {
+      const workflowId = await insertWorkflow(accountId, graph);
+      const runId = await enqueueRaw(accountId, workflowId, graph);
+      await setup(runId);
+      const deps = await inlineDeps(new PgRunStore(await getRunStateDb(), { inline }));
+      const claimed = await deps.store.claimNext(workflowId);
+      await executeRun(inlineStep, deps, runId, claimed!);
+      const run = await runRow(runId);
+      const lines = await logLines(runId);
+      const nodes = (await nodeRows(runId)).map((r) => [r.nodeId, r.status, r.error]);
+      outcomes.push({ status: run?.status, error: run?.error, result: run?.result, last: lines.at(-1), nodes });
+    }
+    expect(outcomes[0]).toEqual(outcomes[1]);
+    return outcomes[0];
+  }
+
+  it("same status, result, last log line and node rows: counts, suppressed and duplicates, a failure, a cancel and a preview", async () => {
+    const { id } = await createTestAccount();
+    const db = await getDb();
+    const rows = [["a@example.com", "5"], ["b@example.com", "1"], ["a@example.com", "4"], ["s@example.com", "5"]];
+    const uploadId = await insertUpload(id, ["email", "rating"], rows);
+    await db.insert(suppressions).values({ accountId: id, email: "s@example.com", reason: "unsubscribed" });
+    const graph = filteredEmailGraph(uploadId, "rating >= 4");
+    const sent = await bothWays(id, graph);
+    expect(sent).toMatchObject({ status: "SUCCESS", result: { emailsSent: 1, filteredOut: 1, totalRows: 4, suppressed: 1, duplicates: 1 } });
+    expect(sent.last).toBe("- Run succeeded: 1 email(s) sent, 1 row(s) filtered out, 4 row(s) read");
+    const failed = await bothWays(id, { ...graph, nodes: graph.nodes.map((n) => (n.id === "src" ? { ...n, data: { uploadId: "upl_missing" } } : n)) });
+    expect(failed).toMatchObject({ status: "FAILED" });
+    expect(failed.nodes.map((n) => n[1])).toEqual(["SKIPPED", "SKIPPED", "FAILED", "SUCCESS"]); // f, out, src, t
+    const cancelled = await bothWays(id, graph, async (runId) => {
+      await db.update(runs).set({ cancelRequestedAt: new Date() }).where(eq(runs.id, runId));
+    });
+    expect(cancelled).toMatchObject({ status: "FAILED", error: "Cancelled", last: "- Run cancelled: 0 email(s) sent before it stopped" });
+    const preview = await bothWays(id, graph, async (runId) => {
+      await db.update(runs).set({ mode: "preview" }).where(eq(runs.id, runId));
+    });
+    expect(preview).toMatchObject({ status: "SUCCESS", result: { emailsSent: 0, emailsPlanned: 1, suppressed: 1, duplicates: 1 } });
   });
 });
 
