@@ -1,6 +1,6 @@
 import "server-only";
 import type { Db } from "@/db/client";
-import { findUpload, readUploadRows } from "@/db/queries/upload-rows";
+import { findUpload, findUploadWithRows, readUploadRows } from "@/db/queries/upload-rows";
 import { loadAiSettings } from "@/lib/ai/settings";
 import { acquireSendSlot, reportRateLimit, slotStatement } from "@/lib/email/pacing";
 import * as ledger from "@/db/queries/send-ledger";
@@ -16,6 +16,7 @@ export function pgNodePorts(db: Db, options: { inline?: boolean } = {}): NodePor
     uploads: {
       find: (accountId, uploadId) => findUpload(db, accountId, uploadId),
       readRows: (upload, offset, limit) => readUploadRows(db, upload, offset, limit),
+      findWithRows: (accountId, uploadId) => findUploadWithRows(db, accountId, uploadId),
     },
     aiSettings: (accountId) => loadAiSettings(db, accountId),
     ledger: {

@@ -13,6 +13,8 @@ export interface UploadReader {
   find(accountId: string, uploadId: string): Promise<UploadRef | undefined>;
   /** Rows [offset, offset + limit) in file order. */
   readRows(upload: UploadRef, offset: number, limit: number): Promise<Record<string, string>[]>;
+  /** Optional (one round trip instead of two, issue 18): `find`, and every row when the port reads them with it. */
+  findWithRows?(accountId: string, uploadId: string): Promise<{ upload: UploadRef; rows?: Record<string, string>[] } | undefined>;
 }
 
 /**

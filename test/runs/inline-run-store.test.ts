@@ -2,6 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb, getRunStateDb } from "@/db/client";
 import * as ledger from "@/db/queries/send-ledger";
+import { findUploadWithRows, readUploadRows, wholeUploadOf } from "@/db/queries/upload-rows";
 import { emailSends, nodeResults, runLogs, runs, suppressions, workflows } from "@/db/schema";
 import { inlineStep } from "@/lib/engine/embedded-executor";
 import { executeRun, type EngineDeps } from "@/lib/engine/execute-run";
@@ -227,6 +228,22 @@ describe("inline store and Inngest's store finish a run alike", () => {
       await db.update(runs).set({ mode: "preview" }).where(eq(runs.id, runId));
     });
     expect(preview).toMatchObject({ status: "SUCCESS", result: { emailsSent: 0, emailsPlanned: 1, suppressed: 1, duplicates: 1 } });
+  });
+});
+
+describe("DATA_SOURCE in one round trip", () => {
+  it("findUploadWithRows answers a small upload with the rows readUploadRows gives (remembered whole), a larger one without", async () => {
+    const { id: accountId } = await createTestAccount();
+    const db = await getDb();
+    const rows = [["a@example.com", "1"], ["b@example.com", "2"], ["c@example.com", "3"]];
+    const small = await insertUpload(accountId, ["email", "n"], rows, 2); // 2 chunks: one page
+    const found = await findUploadWithRows(db, accountId, small);
+    expect(found?.upload).toMatchObject({ id: small, columns: ["email", "n"], rowCount: 3 });
+    expect(found?.rows).toEqual(await readUploadRows(db, found!.upload, 0, 3));
+    expect(wholeUploadOf(found!.rows!)).toBe(small);
+    const large = await insertUpload(accountId, ["email", "n"], rows, 1); // 3 chunks: more than a page
+    expect(await findUploadWithRows(db, accountId, large)).toEqual({ upload: { id: large, columns: ["email", "n"], rowCount: 3 } });
+    expect(await findUploadWithRows(db, "usr_other", small)).toBeUndefined();
   });
 });
 

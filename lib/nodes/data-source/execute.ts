@@ -8,10 +8,15 @@ export const dataSourceExecutor: NodeExecutor<"DATA_SOURCE"> = {
   async execute(node, rt) {
     const data = node.data as { uploadId?: string; driveFileId?: string };
     if (data.uploadId) {
-      const upload = await rt.ports.uploads.find(rt.accountId, data.uploadId);
+      const { uploads } = rt.ports;
+      // A small upload comes with its rows when the port can read both at once (findWithRows).
+      const found = uploads.findWithRows
+        ? await uploads.findWithRows(rt.accountId, data.uploadId)
+        : { upload: await uploads.find(rt.accountId, data.uploadId), rows: undefined };
+      const upload = found?.upload;
       if (!upload) throw new NodeError(`Upload ${data.uploadId} no longer exists: upload the CSV again and point this node at it.`);
       // An explicit limit: the default (MAX_SAFE_INTEGER) overflows the int column it is compared with.
-      const rows = await rt.ports.uploads.readRows(upload, 0, upload.rowCount);
+      const rows = found?.rows ?? (await uploads.readRows(upload, 0, upload.rowCount));
       return { kind: "done", output: { rows, rowCount: rows.length, columns: upload.columns }, itemsOut: rows.length };
     }
     if (data.driveFileId) {
