@@ -306,9 +306,10 @@ describe("login", () => {
     }
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
     // Both paths run one argon2 verification (~30 ms); without the dummy hash an unknown address answers
-    // in about a quarter of the time. Medians of interleaved runs keep a shared machine's noise out.
-    expect(median(unknown) / median(wrong)).toBeGreaterThan(0.6);
-    expect(median(unknown) / median(wrong)).toBeLessThan(1.7);
+    // in about a quarter of the time. Medians of interleaved runs keep a shared machine's noise out; the bounds
+    // leave room for load (0.5995 was seen at load 10) and still tell 1 from a quarter.
+    expect(median(unknown) / median(wrong)).toBeGreaterThan(0.45);
+    expect(median(unknown) / median(wrong)).toBeLessThan(2.2);
   });
 
   it("answers 403 email_not_verified before the code was entered (and 401 for a wrong password)", async () => {

@@ -139,7 +139,8 @@ describe("POST /api/uploads", () => {
     const started = performance.now();
     const line = new Uint8Array(50 * 1024 * 1024).fill(0x61);
     await expectRefused(() => upload(alice.token, form(line)), 422, "invalid_csv");
-    expect(performance.now() - started).toBeLessThan(8000); // generous: the machine is shared; quadratic work would take minutes
+    // Generous: at load 10 on the shared 2-core VM this took 15 s (3 s alone); quadratic work would take many minutes.
+    expect(performance.now() - started).toBeLessThan(40_000);
   });
 
   it("refuses 100,000 columns quickly", async () => {
@@ -147,7 +148,7 @@ describe("POST /api/uploads", () => {
     const header = Array.from({ length: 100_000 }, (_, i) => `c${i}`).join(",");
     const body = await expectRefused(() => upload(alice.token, form(`${header}\n1,2\n`)), 422, "invalid_csv");
     expect(body.detail).toMatch(/too many columns/);
-    expect(performance.now() - started).toBeLessThan(5000);
+    expect(performance.now() - started).toBeLessThan(25_000); // generous, as above: quadratic work would take minutes
   });
 
   it("refuses a body over the limit at once when Content-Length says so", async () => {
