@@ -12,8 +12,9 @@
  *     (DATABASE_URL set: fresh databases on that PostgreSQL server; unset: each server's embedded PGlite)
  *   --baseline <commit>   a second build of another commit on port+1, measured in the same minutes, interleaved
  *                         (old vs new, paired: this machine's speed drifts by ×2 between separate runs)
- *   --routes …            which of the three to drive (e.g. `--routes enqueue` under SERVER_NODE_FLAGS="--cpu-prof …":
- *                         a CPU profile of the enqueue alone)
+ *   --routes …            which routes to drive (e.g. `--routes enqueue` under SERVER_NODE_FLAGS="--cpu-prof …": a CPU
+ *                         profile of the enqueue alone); `keyed` (not in the default) is the enqueue with a new
+ *                         Idempotency-Key on every request (the general path)
  *   --keep / --reuse      leave the built worktrees in place / measure such trees again without checking out and building
  *
  * The same closed-loop client (keep-alive node:http, `--connections` requests back to back, a warm-up first) drives
@@ -69,8 +70,9 @@ const SECONDS = Number(args.seconds);
 const CONNECTIONS = Number(args.connections);
 const PORT = Number(args.port);
 const AUTH_SECRET = process.env.AUTH_SECRET ?? "bench-secret-bench-secret-bench-secret-0123";
-const ROUTE_NAMES = ["enqueue", "empty", "dynamic"] as const;
+const ROUTE_NAMES = ["enqueue", "empty", "dynamic", "keyed"] as const;
 type RouteName = (typeof ROUTE_NAMES)[number];
+let keyCount = 0;
 const ROUTES = args.routes.split(",").map((name) => {
   if (!(ROUTE_NAMES as readonly string[]).includes(name)) throw new Error(`--routes: "${name}" is not one of ${ROUTE_NAMES.join(", ")}`);
   return name as RouteName;
@@ -111,14 +113,16 @@ async function gate(target: string) {
 }
 
 /** Closed loop: CONNECTIONS requests back to back for `seconds`; answers the count of expected answers and others. */
-async function load(port: number, method: string, p: string, token: string, expect: number, seconds: number) {
+async function load(port: number, method: string, p: string, token: string, expect: number, seconds: number, keyed = false) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const until = performance.now() + seconds * 1000;
   let ok = 0;
   let other = 0;
   const one = () =>
     new Promise<number>((resolve, reject) => {
-      const req = http.request({ host: "127.0.0.1", port, path: p, method, agent, headers: { authorization: `Bearer ${token}`, "content-length": "0" } }, (res) => {
+      const headers: Record<string, string> = { authorization: `Bearer ${token}`, "content-length": "0" };
+      if (keyed) headers["idempotency-key"] = `bench-${port}-${++keyCount}`;
+      const req = http.request({ host: "127.0.0.1", port, path: p, method, agent, headers }, (res) => {
         res.resume();
         res.on("end", () => resolve(res.statusCode ?? 0));
       });
@@ -250,7 +254,7 @@ async function holdFirstRun(build: Build): Promise<void> {
 }
 
 function routePath(build: Build, name: RouteName): string {
-  if (name === "enqueue") return `/api/workflows/${build.workflowId}/run`;
+  if (name === "enqueue" || name === "keyed") return `/api/workflows/${build.workflowId}/run`;
   return name === "empty" ? "/api/zz-bench-empty" : `/api/zz-bench-empty/${build.workflowId}/run`;
 }
 
@@ -259,7 +263,7 @@ async function measure(build: Build, name: RouteName, round: number): Promise<vo
   const main0 = mainThreadCpuMs(pid);
   const tree0 = treeCpuMs(pid);
   const threads0 = threadCpuMs(pid);
-  const { ok: n, other } = await load(build.port, "POST", routePath(build, name), build.token!, 202, SECONDS);
+  const { ok: n, other } = await load(build.port, "POST", routePath(build, name), build.token!, 202, SECONDS, name === "keyed");
   const main = mainThreadCpuMs(pid) - main0;
   const tree = treeCpuMs(pid) - tree0;
   const t = build.totals[name];
@@ -298,6 +302,8 @@ function summary(build: Build) {
     dynamicCpuMs: per(d, "main"),
     treeDynamicCpuMs: per(d, "tree"),
     ratioToDynamic: per(e, "main") / per(d, "main"),
+    keyedCpuMs: per(build.totals.keyed, "main"),
+    keyedRatio: per(build.totals.keyed, "main") / per(m, "main"),
     enqueueTransactions: build.transactionsPerEnqueue,
     enqueueRequests: e.n,
     emptyRequests: m.n,
@@ -334,7 +340,7 @@ async function main() {
     front.state.hold = true;
     for (const build of builds) await holdFirstRun(build);
 
-    for (const build of builds) for (const name of ROUTES) await load(build.port, "POST", routePath(build, name), build.token!, 202, Number(args.warmup));
+    for (const build of builds) for (const name of ROUTES) await load(build.port, "POST", routePath(build, name), build.token!, 202, Number(args.warmup), name === "keyed");
     const load0 = loadAverage();
     for (let round = 0; round < Number(args.rounds); round++) {
       // ABBA: the build measured first alternates, so a drift of the machine's speed within the run falls on both.
@@ -359,7 +365,8 @@ async function main() {
           `empty POST route ${r.emptyCpuMs.toFixed(3)} (${r.emptyRequests}), ratio=${r.ratio.toFixed(2)} (target ≤ 1.15); ` +
           `whole process ${r.treeEnqueueCpuMs.toFixed(3)} / ${r.treeEmptyCpuMs.toFixed(3)}, ratio ${r.treeRatio.toFixed(2)}; ` +
           `empty route at a dynamic path (Next.js's matching of /[workflowId]/) ${r.dynamicCpuMs.toFixed(3)} (${r.dynamicRequests}), enqueue ÷ it ${r.ratioToDynamic.toFixed(2)}` +
-          `${r.enqueueTransactions !== undefined ? `; ${r.enqueueTransactions.toFixed(3)} transactions/enqueue` : ""}; held run still ${still.status}`,
+          `${r.enqueueTransactions !== undefined ? `; ${r.enqueueTransactions.toFixed(3)} transactions/enqueue` : ""}` +
+          `${builds[i].totals.keyed.n ? `; with a new Idempotency-Key each ${r.keyedCpuMs.toFixed(3)} (${builds[i].totals.keyed.n}), ratio ${r.keyedRatio.toFixed(2)}` : ""}; held run still ${still.status}`,
       );
       console.log(`  threads, ms CPU/request: enqueue [${r.enqueueThreads}]  empty [${r.emptyThreads}]`);
       ok = (i === 0 || ok) && still.status === "RUNNING" && ROUTE_NAMES.every((name) => builds[i].totals[name].other === 0);

@@ -1,7 +1,7 @@
 import "server-only";
-import { and, eq, gt, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
-import { idempotencyKeys, runs, type RunMode, type RunStatus, type RunTrigger } from "@/db/schema";
+import type { RunMode, RunStatus, RunTrigger } from "@/db/schema";
 import { getConfig } from "@/lib/config";
 import { accountForAccessToken } from "@/lib/auth/authenticate";
 import { verifyAccessToken } from "@/lib/auth/tokens";
@@ -37,8 +37,6 @@ export type RunOptions = {
   /** Idempotency keys of different senders never collide: "run" for POST …/run, e.g. "hook:<hookId>" for hooks. */
   idempotencyScope?: string;
 };
-
-class IdempotencyRace extends Error {}
 
 /**
  * Enqueues a run of the workflow as it is now (graph snapshot + version) and sends the wake-up. Never waits for
@@ -245,47 +243,74 @@ async function insertRun(
   if (key === undefined) return { run: await insertSnapshot(db, accountId, workflowId, options), created: true };
   const scope = options.idempotencyScope ?? "run";
   for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      return await db.transaction(async (txn) => {
-        const tx = txn as unknown as Db;
-        const existing = await findKeyedRun(tx, accountId, scope, key);
-        if (existing && existing.workflowId !== workflowId) {
-          throw new AppError("conflict", "This Idempotency-Key was already used to run another workflow: use a new key.");
-        }
-        if (existing) return { run: existing, created: false };
-        const run = await insertSnapshot(tx, accountId, workflowId, options);
-        // An expired key is replaced; a concurrent request with the same key makes this insert do nothing.
-        const claimed = await tx
-          .insert(idempotencyKeys)
-          .values({ accountId, scope, key, resourceId: run.runId })
-          .onConflictDoUpdate({
-            target: [idempotencyKeys.accountId, idempotencyKeys.scope, idempotencyKeys.key],
-            set: { resourceId: run.runId, createdAt: sql`now()` },
-            setWhere: sql`${idempotencyKeys.createdAt} <= now() - interval '24 hours'`,
-          })
-          .returning({ resourceId: idempotencyKeys.resourceId });
-        if (claimed.length === 0) throw new IdempotencyRace();
-        return { run, created: true };
-      });
-    } catch (error) {
-      if (!(error instanceof IdempotencyRace)) throw error;
-    }
+    const outcome = await insertKeyedRun(db, accountId, workflowId, scope, key, options);
+    if (outcome !== "race") return outcome;
   }
   throw new AppError("conflict", "Another request with the same Idempotency-Key is in progress: retry it.");
 }
 
-async function findKeyedRun(db: Db, accountId: string, scope: string, key: string): Promise<EnqueuedRun | undefined> {
-  const [row] = await db
-    .select({ runId: runs.id, workflowId: runs.workflowId, status: runs.status, enqueuedAt: runs.enqueuedAt })
-    .from(idempotencyKeys)
-    .innerJoin(runs, eq(runs.id, idempotencyKeys.resourceId))
-    .where(
-      and(
-        eq(idempotencyKeys.accountId, accountId),
-        eq(idempotencyKeys.scope, scope),
-        eq(idempotencyKeys.key, key),
-        gt(idempotencyKeys.createdAt, new Date(Date.now() - IDEMPOTENCY_WINDOW_MS)),
-      ),
-    );
-  return row ? { runId: row.runId, workflowId: row.workflowId, status: row.status, enqueuedAt: row.enqueuedAt.toISOString() } : undefined;
+type KeyedRow = {
+  existing_id: string | null;
+  existing_workflow_id: string | null;
+  existing_status: RunStatus | null;
+  existing_enqueued_at: string | Date | null;
+  workflow_found: boolean;
+  enqueued_at: string | Date | null;
+};
+
+/**
+ * A keyed enqueue in one statement (it was a transaction of five: BEGIN, the key's lookup, the run's insert, the key's
+ * claim, COMMIT): the key's run within 24 h is answered (409 for another workflow); else the key is claimed and the
+ * run inserted with the workflow's snapshot, both or neither (an expired key is replaced). A concurrent request with
+ * the same key makes the claim do nothing once it commits, and with it the insert: "race", and the caller tries
+ * again with a fresh snapshot, which sees that request's run.
+ */
+async function insertKeyedRun(
+  db: Db,
+  accountId: string,
+  workflowId: string,
+  scope: string,
+  key: string,
+  options: RunOptions,
+): Promise<{ run: EnqueuedRun; created: boolean } | "race"> {
+  const id = newId("run");
+  const body = options.triggerBody === undefined ? null : JSON.stringify(options.triggerBody);
+  const cutoff = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString();
+  const [row] = await execRows<KeyedRow>(
+    db,
+    sql`with existing as (
+          select r.id, r.workflow_id, r.status, r.enqueued_at
+          from idempotency_keys k join runs r on r.id = k.resource_id
+          where k.account_id = ${accountId} and k.scope = ${scope} and k.key = ${key} and k.created_at > ${cutoff}::timestamptz
+        ), target as (
+          select w.id, w.account_id, w.version, w.graph from workflows w
+          where w.id = ${workflowId} and w.account_id = ${accountId} and w.deleted_at is null and not exists (select 1 from existing)
+        ), claim as (
+          insert into idempotency_keys (account_id, scope, key, resource_id)
+          select ${accountId}, ${scope}, ${key}, ${id} from target
+          on conflict (account_id, scope, key) do update set resource_id = excluded.resource_id, created_at = now()
+            where idempotency_keys.created_at <= now() - interval '24 hours'
+          returning resource_id
+        ), ins as (
+          insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body)
+          select ${id}, t.id, t.account_id, t.version, t.graph, ${options.trigger ?? "manual"}, ${options.mode ?? "live"},
+                 ${options.untilNodeId ?? null}, ${body}::jsonb
+          from target t join claim on true
+          returning enqueued_at
+        )
+        select e.id as existing_id, e.workflow_id as existing_workflow_id, e.status as existing_status,
+               e.enqueued_at as existing_enqueued_at, exists (select 1 from target) as workflow_found,
+               (select enqueued_at from ins) as enqueued_at
+        from (select 1) as one left join existing e on true`,
+  );
+  if (row.existing_id !== null) {
+    if (row.existing_workflow_id !== workflowId) {
+      throw new AppError("conflict", "This Idempotency-Key was already used to run another workflow: use a new key.");
+    }
+    const run = { runId: row.existing_id, workflowId, status: row.existing_status!, enqueuedAt: new Date(row.existing_enqueued_at!).toISOString() };
+    return { run, created: false };
+  }
+  if (!row.workflow_found) throw notFound("Workflow");
+  if (row.enqueued_at === null) return "race";
+  return { run: { runId: id, workflowId, status: "PENDING", enqueuedAt: new Date(row.enqueued_at).toISOString() }, created: true };
 }
