@@ -37,11 +37,13 @@ describe("enqueue hot path: the refund statement fails", () => {
     const workflowId = await insertWorkflow(owner.id, { nodes: [trigger], edges: [] });
     failing.settle = true;
     const answers = await Promise.all(Array.from({ length: 4 }, () => enqueue(owner.token, workflowId)));
-    expect(answers.map((a) => a.status)).toEqual([202, 202, 429, 429]);
+    // Which two get in depends on how the four requests fall into batches on a loaded machine: two do, two do not.
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 202, 429, 429]);
+    const accepted = answers.filter((a) => a.status === 202);
     const db = await getDb();
     const [runs] = await execRows<{ n: number }>(db, sql`select count(*)::int as n from runs where workflow_id = ${workflowId}`);
     expect(Number(runs.n)).toBe(2);
-    for (const answer of answers.slice(0, 2)) {
+    for (const answer of accepted) {
       const [row] = await execRows<{ id: string }>(db, sql`select id from runs where id = ${answer.body.runId as string}`);
       expect(row?.id).toBe(answer.body.runId);
     }

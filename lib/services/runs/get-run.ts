@@ -70,11 +70,13 @@ export async function findAccountRun(accountId: string, runId: string): Promise<
 /** GET /api/workflows/runs/:runId — node results as a map (default) or an array with `id` and `type`. */
 export async function getRun(accountId: string, runId: string, form: "map" | "array") {
   const db = await getDb();
-  // The three statements go out together (one wait instead of two while an executor shares the event loop);
-  // node results and logs are read only for a run of this account.
+  // The run first, then its nodes and logs (together): a run read as finished was finished by a statement that also
+  // wrote its last node statuses and its last log line (finalize-run.ts), so the nodes and logs read after it are
+  // complete. Read side by side, each statement on its own pool connection and snapshot, a finished run could come
+  // with nodes still RUNNING. Node results and logs are read only for a run of this account.
+  const run = await findAccountRun(accountId, runId);
   const accountRun = sql`(select id from runs where id = ${runId} and account_id = ${accountId})`;
-  const [run, nodeRows, logRows] = await Promise.all([
-    findAccountRun(accountId, runId),
+  const [nodeRows, logRows] = await Promise.all([
     loadNodeViews(db, runId, accountRun),
     db
       .select()
