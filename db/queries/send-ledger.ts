@@ -229,10 +229,7 @@ export async function markSentAndCount(db: Db, key: LedgerKey, execRunId: string
             union all select was, -count(*) from upd group by was
           ) z group by status
         ), upd_progress as (
-          update node_results set progress = jsonb_build_object(
-            'sent', coalesce((select sum(n) from c where status = 'sent'), 0)::int,
-            'total', coalesce((select sum(n) from c where status in ('sent', 'pending')), 0)::int)
-          where run_id = ${execRunId} and node_id = ${key.nodeId}
+          ${progressFromCounts(execRunId, key.nodeId)}
         )
         select status, n from c`,
   );
@@ -249,14 +246,19 @@ export async function writeProgress(db: Db, key: LedgerKey, execRunId: string): 
     sql`with c as (
           select status, count(*)::int as n from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} group by status
         ), upd as (
-          update node_results set progress = jsonb_build_object(
-            'sent', coalesce((select sum(n) from c where status = 'sent'), 0)::int,
-            'total', coalesce((select sum(n) from c where status in ('sent', 'pending')), 0)::int)
-          where run_id = ${execRunId} and node_id = ${key.nodeId}
+          ${progressFromCounts(execRunId, key.nodeId)}
         )
         select status, n from c`,
   );
   return toCounts(rows);
+}
+
+/** The node's progress `{ sent, total }` from a CTE `c(status, n)` of its ledger counts (a statement's last step). */
+function progressFromCounts(execRunId: string, nodeId: string): SQL {
+  return sql`update node_results set progress = jsonb_build_object(
+            'sent', coalesce((select sum(n) from c where status = 'sent'), 0)::int,
+            'total', coalesce((select sum(n) from c where status in ('sent', 'pending')), 0)::int)
+          where run_id = ${execRunId} and node_id = ${nodeId}`;
 }
 
 function toCounts(rows: { status: EmailSendStatus | null; n: number }[]): StatusCounts {
