@@ -43,9 +43,11 @@ describe("enqueue hot path: rate limit in the enqueue statement", () => {
     const limited = answers.filter((a) => a.status === 429);
     expect(accepted).toHaveLength(LIMIT);
     expect(limited).toHaveLength(4);
-    // Each allowed hit has its own rank: remaining LIMIT-1 … 0, in arrival order.
-    expect(accepted.map((a) => a.headers.get("ratelimit-remaining"))).toEqual(Array.from({ length: LIMIT }, (_, i) => String(LIMIT - 1 - i)));
-    expect(answers.slice(0, LIMIT).every((a) => a.status === 202)).toBe(true);
+    // Each allowed hit has its own rank: remaining LIMIT-1 … 0. Which requests get in, and in which order, depends on
+    // how they fall into batches on a loaded machine (seen: not the first LIMIT calls), so the ranks are compared as a set.
+    expect(accepted.map((a) => Number(a.headers.get("ratelimit-remaining"))).sort((a, b) => b - a)).toEqual(
+      Array.from({ length: LIMIT }, (_, i) => LIMIT - 1 - i),
+    );
     for (const answer of limited) {
       expect(answer.body.code).toBe("rate_limited");
       expect(answer.headers.get("content-type")).toContain("application/problem+json");
