@@ -18,10 +18,12 @@ const CHUNK = 1000;
  * cheaper than one insert per batch, above all on PGlite). Idempotent on the unique key, so a resumed node records
  * nothing twice. Addresses on the account's suppression list are recorded as `suppressed` on the way in.
  */
-export async function recordEmails(db: Db, key: LedgerKey, emails: LedgerEmail[]): Promise<void> {
+export async function recordEmails(db: Db, key: LedgerKey, emails: LedgerEmail[], options: { reopen?: boolean } = {}): Promise<void> {
   // A node executed again (a retry chain, a resume) reopens what an earlier attempt left unsent (reopenUnsent): in the
-  // first chunk's statement (it touches only rows that exist, the insert only rows that do not), or alone.
-  if (emails.length === 0) return reopenUnsent(db, key);
+  // first chunk's statement (it touches only rows that exist, the insert only rows that do not), or alone. Not for the
+  // later parts of a node's emails (`reopen: false`): the first part reopened them, and they may be sending already.
+  const reopen = options.reopen !== false;
+  if (emails.length === 0) return reopen ? reopenUnsent(db, key) : undefined;
   // Two statements in flight: on PostgreSQL the next chunk is built and inserted (another pooled connection) while
   // the previous one is written (40,000 rows: 688 ms one at a time). Chunks are disjoint and each is idempotent, so
   // their order does not matter; a failure propagates after its sibling has settled.
@@ -31,7 +33,7 @@ export async function recordEmails(db: Db, key: LedgerKey, emails: LedgerEmail[]
     while (next < emails.length && !failed) {
       const start = next;
       next += CHUNK;
-      await recordChunk(db, key, emails, start, start === 0).catch((error: unknown) => {
+      await recordChunk(db, key, emails, start, reopen && start === 0).catch((error: unknown) => {
         failed = true;
         throw error;
       });
@@ -74,14 +76,15 @@ export type Begun = {
  * recorded). `slot(when)`: a statement taking the first batch's send slot (lib/email/pacing.ts slotStatement), taken
  * only if that batch has an email to send and the daily `quota` allows the node's emails (else the node fails before
  * any call). The statement cannot see its own writes, so the node's counts are its rows before it that neither CTE
- * touched plus what the reopening and the insert returned.
+ * touched plus what the reopening and the insert returned. `progressTotal`: the progress total to write instead of
+ * the node's pending and sent count (`emails` are the first part of the node's).
  */
 export async function recordAndBegin(
   db: Db,
   key: LedgerKey,
   execRunId: string,
   emails: LedgerEmail[],
-  options: { firstTo: number; quota: number; slot?: (when: SQL) => SQL },
+  options: { firstTo: number; quota: number; slot?: (when: SQL) => SQL; progressTotal?: number },
 ): Promise<Begun> {
   if (emails.length === 0 || emails.length > CHUNK) {
     await recordEmails(db, key, emails);
@@ -111,7 +114,7 @@ export async function recordAndBegin(
           select count(*) filter (where status = 'pending')::int as pending, count(*) filter (where status = 'sent')::int as sent
           from node_rows
         ), progress as (
-          update node_results set progress = jsonb_build_object('sent', m.sent, 'total', m.sent + m.pending)
+          update node_results set progress = jsonb_build_object('sent', m.sent, 'total', ${options.progressTotal === undefined ? sql`m.sent + m.pending` : sql`${options.progressTotal}::int`})
           from mine m where run_id = ${execRunId} and node_id = ${key.nodeId}
         ), used as (
           select count(*)::int as n from email_sends
@@ -149,10 +152,20 @@ function reopenStatement(key: LedgerKey) {
 
 /**
  * The pending emails of items [from, to), re-checking the suppression list at send time (an unsubscribe during a long
- * run counts), plus the node's start (its send budget runs from there) — one round trip per batch.
+ * run counts), plus the node's start (its send budget runs from there) — one round trip per batch. `slot(when)`: a
+ * statement taking the batch's send slot (lib/email/pacing.ts slotStatement), taken in the same round trip only when
+ * the range has an email to send; `slotWaitMs` is then the wait from the statement until the slot starts.
  */
-export async function pendingInRange(db: Db, key: LedgerKey, execRunId: string, from: number, to: number): Promise<{ indexes: number[]; startedAtMs: number | null }> {
-  const rows = await execRows<{ item_index: number; started_ms: number | string | null }>(
+export async function pendingInRange(
+  db: Db,
+  key: LedgerKey,
+  execRunId: string,
+  from: number,
+  to: number,
+  slot?: (when: SQL) => SQL,
+): Promise<{ indexes: number[]; startedAtMs: number | null; slotWaitMs?: number }> {
+  const slotSql = slot?.(sql`exists (select 1 from pending)`);
+  const [row] = await execRows<{ indexes: number[] | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
     db,
     sql`with sup as (
           update email_sends e set status = 'suppressed'
@@ -160,14 +173,20 @@ export async function pendingInRange(db: Db, key: LedgerKey, execRunId: string, 
           where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
             and e.status = 'pending' and s.account_id = ${key.accountId} and s.email = e."to"
           returning e.item_index
-        )
-        select e.item_index,
+        ), pending as (
+          select e.item_index from email_sends e
+          where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
+            and e.status = 'pending' and e.item_index not in (select item_index from sup)
+        )${slotSql ? sql`, slot as (${slotSql})` : sql``}
+        select array(select item_index from pending order by item_index) as indexes,
           (select extract(epoch from started_at) * 1000 from node_results where run_id = ${execRunId} and node_id = ${key.nodeId})::float8 as started_ms
-        from email_sends e
-        where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
-          and e.status = 'pending' and e.item_index not in (select item_index from sup)`,
+          ${slotSql ? sql`, (select wait_ms from slot) as slot_wait_ms` : sql``}`,
   );
-  return { indexes: rows.map((r) => Number(r.item_index)), startedAtMs: rows[0]?.started_ms == null ? null : Number(rows[0].started_ms) };
+  return {
+    indexes: (row?.indexes ?? []).map(Number),
+    startedAtMs: row?.started_ms == null ? null : Number(row.started_ms),
+    ...(row?.slot_wait_ms != null ? { slotWaitMs: Math.ceil(Number(row.slot_wait_ms)) } : {}),
+  };
 }
 
 /**

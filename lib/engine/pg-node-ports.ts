@@ -20,17 +20,20 @@ export function pgNodePorts(db: Db, options: { inline?: boolean } = {}): NodePor
     },
     aiSettings: (accountId) => loadAiSettings(db, accountId),
     ledger: {
-      recordEmails: (key, emails) => ledger.recordEmails(db, key, emails),
-      pendingInRange: (key, execRunId, from, to) => ledger.pendingInRange(db, key, execRunId, from, to),
+      recordEmails: (key, emails, options) => ledger.recordEmails(db, key, emails, options),
+      // The batch sends right after in the same step, wherever it runs: its slot can always be taken with its rows.
+      pendingInRange: (key, execRunId, from, to, slot) =>
+        ledger.pendingInRange(db, key, execRunId, from, to, slot ? (when) => slotStatement(slot.key, slot.ratePerSecond, when) : undefined),
       markSent: (key, execRunId, sent) => ledger.markSent(db, key, execRunId, sent),
       writeProgress: (key, execRunId) => ledger.writeProgress(db, key, execRunId),
       markUnsentFailed: (key, error) => ledger.markUnsentFailed(db, key, error),
       countByStatus: (ledgerRunId, nodeId) => ledger.countByStatus(db, ledgerRunId, nodeId),
       beginSending: (key, execRunId) => ledger.beginSending(db, key, execRunId),
-      recordAndBegin: (key, execRunId, emails, { firstTo, quota, slot }) =>
+      recordAndBegin: (key, execRunId, emails, { firstTo, quota, slot, progressTotal }) =>
         ledger.recordAndBegin(db, key, execRunId, emails, {
           firstTo,
           quota,
+          progressTotal,
           slot: options.inline && slot ? (when) => slotStatement(slot.key, slot.ratePerSecond, when) : undefined,
         }),
       markSentAndCount: (key, execRunId, sent) => ledger.markSentAndCount(db, key, execRunId, sent),

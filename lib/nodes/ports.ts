@@ -38,10 +38,21 @@ export type StatusCounts = Record<EmailSendStatus, number>;
 export interface SendLedger {
   /**
    * Records every email of the node (idempotent per item); emails an earlier attempt of the chain left unsent (a retry,
-   * a resume) become pending again, suppressed ones skipped.
+   * a resume) become pending again, suppressed ones skipped (`reopen: false`: not, for the later parts of a node's
+   * emails, recorded after the first).
    */
-  recordEmails(key: LedgerKey, emails: LedgerEmail[]): Promise<void>;
-  pendingInRange(key: LedgerKey, execRunId: string, from: number, to: number): Promise<{ indexes: number[]; startedAtMs: number | null }>;
+  recordEmails(key: LedgerKey, emails: LedgerEmail[], options?: { reopen?: boolean }): Promise<void>;
+  /**
+   * The pending emails of items [from, to) (suppressed ones skipped) and the node's start; with `slot`, the batch's send
+   * slot is taken in the same round trip when the range has an email to send (`slotWaitMs`: from now until it starts).
+   */
+  pendingInRange(
+    key: LedgerKey,
+    execRunId: string,
+    from: number,
+    to: number,
+    slot?: { key: string; ratePerSecond: number },
+  ): Promise<{ indexes: number[]; startedAtMs: number | null; slotWaitMs?: number }>;
   markSent(key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<void>;
   /** Counts by status, written as the node's progress. */
   writeProgress(key: LedgerKey, execRunId: string): Promise<StatusCounts>;
@@ -53,12 +64,14 @@ export interface SendLedger {
    * Optional (fewer round trips, issue 18): recordEmails then beginSending, and the first batch's pending emails
    * (`first`, as pendingInRange(0, firstTo) answers) and send slot (`slotWaitMs`, taken for `slot` only when that batch
    * has an email and the daily `quota` allows the node's emails) when the port can read them with the rest.
+   * `progressTotal`: the total written in the node's progress (`emails` are the first part of the node's, whose
+   * pending count is not known yet), instead of the count of its pending and sent emails.
    */
   recordAndBegin?(
     key: LedgerKey,
     execRunId: string,
     emails: LedgerEmail[],
-    options: { firstTo: number; quota: number; slot?: { key: string; ratePerSecond: number } },
+    options: { firstTo: number; quota: number; slot?: { key: string; ratePerSecond: number }; progressTotal?: number },
   ): Promise<{ usedToday: number; thisNode: number; first?: { indexes: number[]; startedAtMs: number | null }; slotWaitMs?: number }>;
   /** Optional: markSent then writeProgress (the node's last batch). */
   markSentAndCount?(key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<StatusCounts>;

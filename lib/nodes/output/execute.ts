@@ -1,6 +1,7 @@
 import "server-only";
 import { getConfig } from "@/lib/config";
 import { getEmailSender, type EmailSender } from "@/lib/email";
+import { unsubscribeUrl } from "@/lib/email/unsubscribe-token";
 import { NodeError, type NodeExecutor, type NodeOf, type NodeRuntime } from "../types";
 import type { LedgerEmail, LedgerKey, StatusCounts } from "../ports";
 import { forEachItems, outputData, renderAllEmails, renderEmail, unsubscribeHeaders, type RenderedEmail } from "./render-emails";
@@ -17,9 +18,25 @@ const fmt = (n: number) => n.toLocaleString("en-US");
  * pending emails and send slot (read with the ledger rows), and a single-batch node's counts (read with its markSent).
  * Used once, and only within STASH_MS.
  */
-const firstBatches = new WeakMap<NodeRuntime, { indexes: number[]; startedAtMs: number | null; slotAt?: number; at: number }>();
+type FirstBatch = { indexes: number[]; startedAtMs: number | null; slotAt?: number; at: number };
+const firstBatches = new WeakMap<NodeRuntime, FirstBatch>();
 const lastCounts = new WeakMap<NodeRuntime, { counts: StatusCounts; at: number }>();
 const STASH_MS = 2_000;
+
+/**
+ * The emails the first step rendered (all of them, to refuse a malformed one before any is sent), for the node's
+ * batches when they run in this process with the same runtime: each batch takes its own (and lets them go) instead of
+ * rendering them again. Their unsubscribe address (an HMAC per email) is left to the send. Elsewhere (Inngest) a
+ * batch renders its emails.
+ */
+const renderedEmails = new WeakMap<NodeRuntime, (RenderedEmail | undefined)[]>();
+
+/**
+ * Ledger rows per statement while the node records its emails (the ledger's chunk, db/queries/send-ledger.ts). A
+ * node with more emails records the first rows, then sends its first batches while the rest are recorded (the first
+ * email of 40,000 leaves before their ledger rows are all written), when the daily quota surely allows every email.
+ */
+const LEDGER_CHUNK = 1000;
 
 function take<T extends { at: number }>(stash: WeakMap<NodeRuntime, T>, rt: NodeRuntime): T | undefined {
   const value = stash.get(rt);
@@ -36,11 +53,17 @@ function take<T extends { at: number }>(stash: WeakMap<NodeRuntime, T>, rt: Node
 export const outputExecutor: NodeExecutor<"OUTPUT"> = {
   async execute(node, rt) {
     const items = forEachItems(node, rt);
-    const emails = await renderAllEmails(node, rt, items);
+    const emails = await renderAllEmails(node, rt, items, { headerUrl: false });
     const key = ledgerKey(node, rt);
     const preview = rt.mode === "preview";
     if (!preview) {
-      await beginSending(rt, key, items.length, plan(node, emails, preview));
+      renderedEmails.set(rt, emails);
+      try {
+        await beginSending(node, rt, key, items.length, plan(node, emails, preview));
+      } catch (error) {
+        renderedEmails.delete(rt);
+        throw error;
+      }
       return { kind: "batched", batches: Math.ceil(items.length / EMAILS_PER_BATCH) };
     }
     await rt.ports.ledger.recordEmails(key, plan(node, emails, preview));
@@ -55,47 +78,7 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
   },
 
   async runBatch(node, rt, batch) {
-    const key = ledgerKey(node, rt);
-    const from = batch * EMAILS_PER_BATCH;
-    const items = forEachItems(node, rt);
-    const to = Math.min(items.length, from + EMAILS_PER_BATCH);
-    const first = batch === 0 ? take(firstBatches, rt) : undefined;
-    const { indexes, startedAtMs } = first ?? (await rt.ports.ledger.pendingInRange(key, rt.runId, from, to));
-    if (indexes.length === 0) return;
-    const emails: RenderedEmail[] = indexes.sort((a, b) => a - b).map((i) => {
-      const email = renderEmail(node, rt, items[i], i);
-      // Inputs are immutable, so this only happens if data changed under us: refuse rather than send a malformed email.
-      if (typeof email === "string") throw new NodeError(`Cannot render the email for item ${i}: ${email}.`);
-      return email;
-    });
-    const sender = getEmailSender();
-    const last = items.length <= EMAILS_PER_BATCH; // the node's only batch: complete() follows
-    try {
-      const results = await sendBatchWithRetry(
-        sender,
-        emails.map((e) => ({
-          to: e.to,
-          subject: e.subject,
-          text: e.text,
-          html: e.html,
-          kind: "workflow" as const,
-          headers: unsubscribeHeaders(e.unsubscribeUrl),
-          idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
-        })),
-        // Stable across retries, resumes and the runs of a retry chain: a batch is marked sent as a whole.
-        `${key.runId}:${node.id}:batch:${batch}:${emails.length}`,
-        sendContext(rt, key, sender, startedAtMs, first?.slotAt),
-      );
-      const sent = emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id }));
-      if (last && rt.ports.ledger.markSentAndCount) lastCounts.set(rt, { counts: await rt.ports.ledger.markSentAndCount(key, rt.runId, sent), at: Date.now() });
-      else await rt.ports.ledger.markSent(key, rt.runId, sent);
-    } catch (error) {
-      // Cancelled (or handed back) while waiting to send: the batch stays pending; the engine stops the run before
-      // the next batch group (a retry of the run, or the process that resumes it, sends it).
-      if (error instanceof SendStopped) return "stopped";
-      if (error instanceof NodeError) await rt.ports.ledger.markUnsentFailed(key, error.message);
-      throw error;
-    }
+    return sendRange(node, rt, batch, { first: batch === 0 ? take(firstBatches, rt) : undefined, markFailed: true });
   },
 
   async complete(node, rt) {
@@ -111,6 +94,72 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
     };
   },
 };
+
+/**
+ * Sends the pending emails of batch `batch` (items [batch × 100, +100)): reads them (and takes the send slot) in one
+ * round trip unless `first` has them, sends them paced and retried, marks them sent. `markFailed`: a node failure marks
+ * the node's unsent emails failed here (not while the node still records its emails: its first step does it after).
+ */
+async function sendRange(node: NodeOf<"OUTPUT">, rt: NodeRuntime, batch: number, options: { first?: FirstBatch; markFailed: boolean }): Promise<"stopped" | void> {
+  const key = ledgerKey(node, rt);
+  const from = batch * EMAILS_PER_BATCH;
+  const items = forEachItems(node, rt);
+  const to = Math.min(items.length, from + EMAILS_PER_BATCH);
+  const sender = getEmailSender();
+  const { first } = options;
+  let read: { indexes: number[]; startedAtMs: number | null; slotAt?: number } | undefined = first;
+  if (!read) {
+    const pending = await rt.ports.ledger.pendingInRange(key, rt.runId, from, to, slotOf(sender));
+    read = { ...pending, slotAt: pending.slotWaitMs !== undefined ? Date.now() + pending.slotWaitMs : undefined };
+  }
+  if (read.indexes.length === 0) return;
+  const rendered = renderedEmails.get(rt);
+  const transactional = outputData(node).unsubscribe === false;
+  const emails: RenderedEmail[] = read.indexes.sort((a, b) => a - b).map((i) => {
+    let email = rendered?.[i];
+    if (email) rendered![i] = undefined;
+    else {
+      const again = renderEmail(node, rt, items[i], i);
+      // Inputs are immutable, so this only happens if data changed under us: refuse rather than send a malformed email.
+      if (typeof again === "string") throw new NodeError(`Cannot render the email for item ${i}: ${again}.`);
+      email = again;
+    }
+    if (!transactional && email.unsubscribeUrl === undefined) email.unsubscribeUrl = unsubscribeUrl(rt.accountId, email.to);
+    return email;
+  });
+  const last = items.length <= EMAILS_PER_BATCH; // the node's only batch: complete() follows
+  try {
+    const results = await sendBatchWithRetry(
+      sender,
+      emails.map((e) => ({
+        to: e.to,
+        subject: e.subject,
+        text: e.text,
+        html: e.html,
+        kind: "workflow" as const,
+        headers: unsubscribeHeaders(e.unsubscribeUrl),
+        idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
+      })),
+      // Stable across retries, resumes and the runs of a retry chain: a batch is marked sent as a whole.
+      `${key.runId}:${node.id}:batch:${batch}:${emails.length}`,
+      sendContext(rt, key, sender, read.startedAtMs, read.slotAt),
+    );
+    const sent = emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id }));
+    if (last && rt.ports.ledger.markSentAndCount) lastCounts.set(rt, { counts: await rt.ports.ledger.markSentAndCount(key, rt.runId, sent), at: Date.now() });
+    else await rt.ports.ledger.markSent(key, rt.runId, sent);
+  } catch (error) {
+    // Cancelled (or handed back) while waiting to send: the batch stays pending; the engine stops the run before
+    // the next batch group (a retry of the run, or the process that resumes it, sends it).
+    if (error instanceof SendStopped) return "stopped";
+    if (error instanceof NodeError && options.markFailed) await rt.ports.ledger.markUnsentFailed(key, error.message);
+    throw error;
+  }
+}
+
+/** The sender's shared limiter and rate, for a paced transport (Resend). */
+function slotOf(sender: EmailSender): { key: string; ratePerSecond: number } | undefined {
+  return sender.pacingKey ? { key: sender.pacingKey, ratePerSecond: ratePerSecond(sender) } : undefined;
+}
 
 function skippedText(suppressed: number, duplicates: number): string {
   const parts = [suppressed ? `${fmt(suppressed)} suppressed` : "", duplicates ? `${fmt(duplicates)} duplicate(s)` : ""].filter(Boolean);
@@ -165,31 +214,108 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, start
 /**
  * Records the node's emails in the send ledger (before any provider call) and checks Flowmail's own EMAIL_DAILY_QUOTA
  * before the first email, so a node never stops half-way for it; sets progress. One round trip when the ledger port
- * can (recordAndBegin), which also reads the first batch's pending emails and takes its send slot for runBatch.
+ * can (recordAndBegin), which also reads the first batch's pending emails and takes its send slot for runBatch. A node
+ * of more than LEDGER_CHUNK emails records that many this way; then, when the quota surely allows every email (today's
+ * count plus all the node's emails, suppressed and already sent ones included), it sends its first batches while the
+ * rest are recorded (recordWhileSending); otherwise it records the rest and checks the exact count first.
  */
-async function beginSending(rt: NodeRuntime, key: LedgerKey, items: number, emails: LedgerEmail[]): Promise<void> {
+async function beginSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: LedgerKey, items: number, emails: LedgerEmail[]): Promise<void> {
   const quota = getConfig().emailDailyQuota;
   const { ledger } = rt.ports;
-  let begun: { usedToday: number; thisNode: number; first?: { indexes: number[]; startedAtMs: number | null }; slotWaitMs?: number };
-  if (ledger.recordAndBegin) {
-    const sender = getEmailSender();
-    const firstTo = Math.min(items, EMAILS_PER_BATCH);
-    const slot = sender.pacingKey ? { key: sender.pacingKey, ratePerSecond: ratePerSecond(sender) } : undefined;
-    begun = await ledger.recordAndBegin(key, rt.runId, emails, { firstTo, quota, slot });
-    const at = Date.now();
-    // The slot starts slotWaitMs after the statement (as acquireSendSlot waits after takeSlot).
-    if (begun.first) firstBatches.set(rt, { ...begun.first, slotAt: begun.slotWaitMs !== undefined ? at + begun.slotWaitMs : undefined, at });
-  } else {
+  if (!ledger.recordAndBegin) {
     await ledger.recordEmails(key, emails);
-    begun = await ledger.beginSending(key, rt.runId);
+    return checkQuota(rt, key, quota, await ledger.beginSending(key, rt.runId));
   }
-  const { usedToday, thisNode } = begun;
-  if (thisNode > 0 && usedToday + thisNode > quota) {
-    firstBatches.delete(rt);
-    const message =
-      `Flowmail's daily email quota (EMAIL_DAILY_QUOTA, ${fmt(quota)}) is used up: ${fmt(usedToday)} workflow emails were already sent today and this node has ${fmt(thisNode)} to send, so none of them was sent. ` +
-      "Retry the run after the quota resets (midnight UTC) or send to fewer recipients; emails already sent will not be sent again.";
-    await rt.ports.ledger.markUnsentFailed(key, message);
-    throw new NodeError(message);
+  const planned = emails.reduce((n, e) => n + (e.status === "pending" ? 1 : 0), 0);
+  const head = emails.length > LEDGER_CHUNK ? emails.slice(0, LEDGER_CHUNK) : emails;
+  const begun = await ledger.recordAndBegin(key, rt.runId, head, {
+    firstTo: Math.min(items, EMAILS_PER_BATCH),
+    quota,
+    slot: slotOf(getEmailSender()),
+    progressTotal: head === emails ? undefined : planned,
+  });
+  const at = Date.now();
+  // The slot starts slotWaitMs after the statement (as acquireSendSlot waits after takeSlot).
+  const first = begun.first && { ...begun.first, slotAt: begun.slotWaitMs !== undefined ? at + begun.slotWaitMs : undefined, at };
+  if (head !== emails && begun.usedToday + planned <= quota) return recordWhileSending(node, rt, key, emails, first);
+  if (head !== emails) {
+    // Perhaps over the quota: the exact count (suppressed addresses and emails sent by an earlier run of the chain do
+    // not count) needs every row before any email leaves.
+    await ledger.recordEmails(key, emails.slice(LEDGER_CHUNK), { reopen: false });
+    await checkQuota(rt, key, quota, await ledger.beginSending(key, rt.runId));
+  } else {
+    await checkQuota(rt, key, quota, begun);
   }
+  if (first) firstBatches.set(rt, first);
+}
+
+async function checkQuota(rt: NodeRuntime, key: LedgerKey, quota: number, { usedToday, thisNode }: { usedToday: number; thisNode: number }): Promise<void> {
+  if (thisNode === 0 || usedToday + thisNode <= quota) return;
+  const message =
+    `Flowmail's daily email quota (EMAIL_DAILY_QUOTA, ${fmt(quota)}) is used up: ${fmt(usedToday)} workflow emails were already sent today and this node has ${fmt(thisNode)} to send, so none of them was sent. ` +
+    "Retry the run after the quota resets (midnight UTC) or send to fewer recipients; emails already sent will not be sent again.";
+  await rt.ports.ledger.markUnsentFailed(key, message);
+  throw new NodeError(message);
+}
+
+/**
+ * Records the node's emails after the first LEDGER_CHUNK (one statement per LEDGER_CHUNK, two in flight) while its
+ * first batches are sent one at a time, as far as the rows recorded so far reach; then writes the node's progress
+ * from its counts. Returns once every row is recorded and no batch of it is being sent: the engine's batch steps send
+ * the rest (a batch sent here finds nothing pending there), so a resume after this step always finds every row. A
+ * failure of either side is thrown once both have stopped; a send failure marks the unsent emails failed after that.
+ */
+async function recordWhileSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: LedgerKey, emails: LedgerEmail[], first?: FirstBatch): Promise<void> {
+  const { ledger } = rt.ports;
+  const chunks = Math.ceil(emails.length / LEDGER_CHUNK);
+  const recorded = Array.from({ length: chunks }, (_, c) => c === 0);
+  let recordedUpTo = LEDGER_CHUNK; // every item below has its row
+  let next = 1;
+  let recording = true;
+  let failed = false;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  const recorder = async () => {
+    while (next < chunks && !failed) {
+      const c = next++;
+      try {
+        await ledger.recordEmails(key, emails.slice(c * LEDGER_CHUNK, (c + 1) * LEDGER_CHUNK), { reopen: false });
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+      recorded[c] = true;
+      let upTo = recordedUpTo / LEDGER_CHUNK;
+      while (upTo < chunks && recorded[upTo]) upTo++;
+      recordedUpTo = upTo * LEDGER_CHUNK;
+      notify();
+    }
+  };
+  const recording$ = Promise.allSettled([recorder(), recorder()]).finally(() => {
+    recording = false;
+    notify();
+  });
+  const sending$ = (async () => {
+    for (let batch = 0; ; batch++) {
+      const to = Math.min(emails.length, (batch + 1) * EMAILS_PER_BATCH);
+      while (recording && recordedUpTo < to) await new Promise<void>((resolve) => (wake = resolve));
+      if (!recording || failed || (batch > 0 && (await rt.shouldStop()))) return;
+      const sent = await sendRange(node, rt, batch, { first: batch === 0 ? first : undefined, markFailed: false }).catch((error: unknown) => {
+        failed = true;
+        throw error;
+      });
+      if (sent === "stopped") return;
+    }
+  })();
+  const [records, sends] = await Promise.allSettled([recording$, sending$]);
+  const recordError = records.status === "fulfilled" ? records.value.find((r) => r.status === "rejected") : records;
+  if (sends.status === "rejected") {
+    if (sends.reason instanceof NodeError) await ledger.markUnsentFailed(key, sends.reason.message);
+    throw sends.reason;
+  }
+  if (recordError) throw (recordError as PromiseRejectedResult).reason;
+  await ledger.writeProgress(key, rt.runId);
 }

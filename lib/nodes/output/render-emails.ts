@@ -40,9 +40,10 @@ export function forEachItems(node: NodeOf<"OUTPUT">, rt: NodeRuntime): unknown[]
 /**
  * Renders one email; returns a sentence describing the problem instead when it cannot be sent as is. `to` comes out
  * normalised (trimmed, lower-cased: CONTRACT 11). Unless the node is transactional (`unsubscribe: false`) the email
- * carries its one-click unsubscribe address, which `{{unsubscribeUrl}}` in the body also names.
+ * carries its one-click unsubscribe address, which `{{unsubscribeUrl}}` in the body also names. `headerUrl: false`:
+ * the address (an HMAC) is computed only when the body names it; the sender adds it to the email before sending.
  */
-export function renderEmail(node: NodeOf<"OUTPUT">, rt: NodeRuntime, item: unknown, itemIndex: number): RenderedEmail | string {
+export function renderEmail(node: NodeOf<"OUTPUT">, rt: NodeRuntime, item: unknown, itemIndex: number, options: { headerUrl?: boolean } = {}): RenderedEmail | string {
   const data = outputData(node);
   const html = data.format === "html";
   const ctx = (field: string) => rt.templateContext(field, { value: item, index: itemIndex });
@@ -58,7 +59,7 @@ export function renderEmail(node: NodeOf<"OUTPUT">, rt: NodeRuntime, item: unkno
     if (!EMAIL_ADDRESS.test(to)) {
       return `item ${itemIndex}: "to" rendered as ${JSON.stringify(to.slice(0, 80))}, which is not one valid email address`;
     }
-    if (data.unsubscribe !== false || usesUnsubscribeUrl(data.body)) unsubscribe = unsubscribeUrl(rt.accountId, to);
+    if ((data.unsubscribe !== false && options.headerUrl !== false) || usesUnsubscribeUrl(data.body)) unsubscribe = unsubscribeUrl(rt.accountId, to);
     body = renderTemplateString(data.body, { ...ctx("body"), unsubscribeUrl: unsubscribe }, { html });
   } catch (error) {
     if (error instanceof TemplateError) return error.message;
@@ -81,16 +82,20 @@ const RENDER_SLICE = 2000;
 
 /**
  * Renders every email (so nothing is sent when any of them is malformed); throws the first few problems.
- * `keepBody`: the rendered body is kept (a preview records it).
  */
-export async function renderAllEmails(node: NodeOf<"OUTPUT">, rt: NodeRuntime, items: unknown[]): Promise<RenderedEmail[]> {
+export async function renderAllEmails(
+  node: NodeOf<"OUTPUT">,
+  rt: NodeRuntime,
+  items: unknown[],
+  options: { headerUrl?: boolean } = {},
+): Promise<RenderedEmail[]> {
   const problems: string[] = [];
   const emails: RenderedEmail[] = [];
   let count = 0;
   for (let i = 0; i < items.length; i++) {
     // 40,000 emails render in ~0.3 s of CPU: hand the event loop back every slice so that requests are not held.
     if (i > 0 && i % RENDER_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    const result = renderEmail(node, rt, items[i], i);
+    const result = renderEmail(node, rt, items[i], i, options);
     if (typeof result === "string") {
       count++;
       if (problems.length < 3) problems.push(result);
