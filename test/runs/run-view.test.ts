@@ -79,6 +79,26 @@ describe("GET /api/workflows/runs/:runId — output preview", () => {
     expect(arrayForm.nodes[0]).toEqual({ id: "src", ...nodes.src });
   });
 
+  it("lists the run's log lines in order, times to the millisecond in UTC, a node id only on a node's line", async () => {
+    const runId = await insertRun([{ id: "t", type: "TRIGGER", output: {} }]);
+    const db = await getDb();
+    // Written out of time order on purpose: lines come in the order they were written (id), whatever their times
+    // (stored to the millisecond, the column's precision).
+    await db.execute(sql`insert into run_logs (run_id, at, level, node_id, message) values
+      (${runId}, '2026-11-25 10:00:01.1234+00', 'info', null, 'Run started (workflow version 1)'),
+      (${runId}, '2026-11-25 11:00:00.9994+01', 'error', 't', 'Node "t" failed: "x" < ''y'' & é'),
+      (${runId}, '2026-11-25 10:00:00.5+00', 'warn', null, 'last')`);
+    const other = await insertRun([{ id: "t", type: "TRIGGER", output: {} }]);
+    await db.execute(sql`insert into run_logs (run_id, level, message) values (${other}, 'info', 'another run')`);
+    const res = await getRun(token, runId);
+    expect(res.status).toBe(200);
+    expect(res.body.logs).toEqual([
+      { at: "2026-11-25T10:00:01.123Z", level: "info", message: "Run started (workflow version 1)" },
+      { at: "2026-11-25T10:00:00.999Z", level: "error", nodeId: "t", message: 'Node "t" failed: "x" < \'y\' & é' },
+      { at: "2026-11-25T10:00:00.500Z", level: "warn", message: "last" },
+    ]);
+  });
+
   it("cuts nested arrays too (AI outputs), as a walk over the whole output would", async () => {
     const outputs: Record<string, unknown> = {
       // a short top-level array whose elements hold long arrays

@@ -70,20 +70,22 @@ export async function findAccountRun(accountId: string, runId: string): Promise<
 /** GET /api/workflows/runs/:runId — node results as a map (default) or an array with `id` and `type`. */
 export async function getRun(accountId: string, runId: string, form: "map" | "array") {
   const db = await getDb();
-  // The run first, then its nodes and logs (together): a run read as finished was finished by a statement that also
-  // wrote its last node statuses and its last log line (finalize-run.ts), so the nodes and logs read after it are
-  // complete. Read side by side, each statement on its own pool connection and snapshot, a finished run could come
-  // with nodes still RUNNING. Node results and logs are read only for a run of this account.
-  const run = await findAccountRun(accountId, runId);
-  const accountRun = sql`(select id from runs where id = ${runId} and account_id = ${accountId})`;
-  const [nodeRows, logRows] = await Promise.all([
-    loadNodeViews(db, runId, accountRun),
-    db
-      .select()
-      .from(runLogs)
-      .where(and(eq(runLogs.runId, runId), sql`${runLogs.runId} in ${accountRun}`))
-      .orderBy(asc(runLogs.id)),
-  ]);
+  // The run, its node results and its logs in one statement, so one snapshot: a run read as finished was finished by
+  // a statement that also wrote its last node statuses and its last log line (finalize-run.ts), so its nodes and logs
+  // are complete (read in separate statements side by side, a finished run could come with nodes still RUNNING). One
+  // round trip also means one wait behind a big run's statement on PGlite's single connection instead of two.
+  const [run] = await db
+    .select({
+      ...getTableColumns(runs),
+      queuePosition: runSummaryColumns.queuePosition,
+      nodeRows: sql<NodeRow[]>`(select coalesce(jsonb_agg(to_jsonb(v)), '[]'::jsonb) from (${nodeViewsQuery(sql`"runs"."id"`)}) v)`,
+      logRows: sql<LogRow[]>`(select coalesce(jsonb_agg(jsonb_build_array(${isoText(sql`l.at`)}, l.level, l.node_id, l.message) order by l.id), '[]'::jsonb)
+        from ${runLogs} l where l.run_id = "runs"."id")`,
+    })
+    .from(runs)
+    .where(and(eq(runs.id, runId), eq(runs.accountId, accountId)));
+  if (!run) throw notFound("Run");
+  const nodeRows = await nodeViews(db, runId, run.nodeRows);
   const graphOrder = graphNodes(run.graph);
   const views = new Map(nodeRows);
   // A PENDING run has no node rows yet: show every node of its snapshot as PENDING.
@@ -98,9 +100,12 @@ export async function getRun(accountId: string, runId: string, form: "map" | "ar
   return {
     ...runSummaryView(run),
     nodes,
-    logs: logRows.map((l) => ({ at: l.at.toISOString(), level: l.level, ...(l.nodeId ? { nodeId: l.nodeId } : {}), message: l.message })),
+    logs: run.logRows.map(([at, level, nodeId, message]) => ({ at, level, ...(nodeId ? { nodeId } : {}), message })),
   };
 }
+
+/** A log line as the run view reads it: [at (ISO 8601, ms, Z), level, node id or null, message]. */
+type LogRow = [string, "debug" | "info" | "warn" | "error", string | null, string];
 
 function graphNodes(graph: unknown): { id: string; type: string }[] {
   const nodes = (graph as { nodes?: { id: string; type: string }[] } | null)?.nodes;
@@ -130,23 +135,23 @@ type NodeRow = {
 
 type InsideRow = { node_id: string; path: string; key: string | null; t: string | null; len: number | null; v: unknown; deep: boolean };
 
+/** A timestamp as Date#toISOString writes it (UTC; the columns hold milliseconds: db/schema/columns.ts). */
 const isoText = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * The node results of a run with their output previews: only the first OUTPUT_PREVIEW_ITEMS elements of each array
  * leave PostgreSQL (see truncate-output.ts). One row per node, its top-level fields previewed in one jsonb array.
+ * `runId`: the run's id (the outer query's column: the run view reads the rows as one jsonb array with the run).
  *
  * Shaped for the cost of a large output: it is detoasted once (`o`), its fields are taken with `o -> key` (a copy;
  * jsonb_each would also write tens of MB to a temporary file past work_mem), and there is no lateral join on it
  * (see previewExprs). No recursive CTE either: its estimate (~1M rows) would make PostgreSQL JIT-compile the
  * statement, ~20 ms on every poll; fields with a longer array deeper down take a second statement (loadInside).
  */
-async function loadNodeViews(db: Db, runId: string, accountRun: SQL): Promise<[string, NodeView][]> {
+function nodeViewsQuery(runId: SQL): SQL {
   const max = OUTPUT_PREVIEW_ITEMS;
   const field = previewExprs(sql`e.value`, sql`1`, max);
-  const nodeRows = await execRows<NodeRow>(
-    db,
-    sql`select s.node_id, s.type, s.status, s.error, s.items_in, s.items_out, s.started_at, s.completed_at, s.reused, s.progress,
+  return sql`select s.node_id, s.type, s.status, s.error, s.items_in, s.items_out, s.started_at, s.completed_at, s.reused, s.progress,
                jsonb_typeof(s.o) as root_t, case when jsonb_typeof(s.o) <> 'object' then s.output end as raw,
                (select jsonb_agg(jsonb_build_array(e.key, ${field.t}, ${field.len}, case when ${field.deep} then null else ${field.p} end, ${field.deep})
                                  order by e.ord)
@@ -157,9 +162,12 @@ async function loadNodeViews(db: Db, runId: string, accountRun: SQL): Promise<[s
           select n.node_id, n.type, n.status, n.error, n.items_in, n.items_out, n.output, n.reused, n.progress,
                  ${isoText(sql`n.started_at`)} as started_at, ${isoText(sql`n.completed_at`)} as completed_at,
                  case when n.status = 'SUCCESS' then '{}'::jsonb || n.output end as o
-          from node_results n where n.run_id = ${runId} and n.run_id in ${accountRun} offset 0
-        ) s`,
-  );
+          from node_results n where n.run_id = ${runId} offset 0
+        ) s`;
+}
+
+/** The views of the node rows read with the run (nodeViewsQuery), with the deeper previews of AI outputs. */
+async function nodeViews(db: Db, runId: string, nodeRows: NodeRow[]): Promise<[string, NodeView][]> {
   const deepFields = nodeRows.flatMap((row) =>
     row.root_t === "object" ? (row.fields ?? []).flatMap(([key, , , , deep], i) => (deep ? [{ node_id: row.node_id, key, ord: i + 1 }] : [])) : [],
   );
