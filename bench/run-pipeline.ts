@@ -3,6 +3,7 @@
 // the fake Resend runs in it too) and the wall time per step kind.
 // Usage: npx tsx --conditions=react-server bench/run-pipeline.ts   (DATABASE_URL=postgres://… for PostgreSQL)
 import os from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startFakeResend } from "@/test/support/fake-resend";
 import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, mb, rssSampler } from "./bench-support";
 
@@ -71,8 +72,21 @@ async function main() {
       clearInterval(firstEmail);
     }
   }, 5);
+  // How long the event loop was held (the run's own work: rendering, JSON, GC), which every request would wait for in
+  // a server: a histogram, and each hold over 100 ms with when it began (from the enqueue).
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  const holds: string[] = [];
+  let lastTick = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    if (now - lastTick > 110) holds.push(`${Math.round(now - lastTick - 10)}ms@+${((lastTick - started) / 1000).toFixed(1)}s`);
+    lastTick = now;
+  }, 10);
   const { run } = await enqueueRun(accountId, workflowId, undefined);
   await executor.idle();
+  clearInterval(ticker);
+  loopDelay.disable();
   const seconds = (performance.now() - started) / 1000;
   clearInterval(firstEmail);
   const cpuUsed = process.cpuUsage(cpu);
@@ -98,6 +112,11 @@ async function main() {
   );
   console.log(`  phases (wall ms; batches summed over ${BATCHES_IN_PARALLEL_NOTE}): ${[...phases].map(([k, ms]) => `${k}=${Math.round(ms)}`).join(" ")}`);
   console.log(`  GET of the finished run's view, 10 in a row: median ${views[5].toFixed(1)} ms, max ${views[9].toFixed(1)} ms`);
+  const ms = (ns: number) => (ns / 1e6).toFixed(0);
+  console.log(
+    `  event loop held during the run (10 ms resolution): p50 ${ms(loopDelay.percentile(50))} ms, p99 ${ms(loopDelay.percentile(99))} ms, max ${ms(loopDelay.max)} ms; ` +
+      `holds over 100 ms: ${holds.length ? holds.join(" ") : "none"}`,
+  );
   console.log(
     `BENCH_JSON ${JSON.stringify({ bench: "run-pipeline", driver, rows: ROWS, status: finished.status, delivered, seconds, firstEmailMs, peakRssMb: mb(peak), load: os.loadavg()[0] })}`,
   );
