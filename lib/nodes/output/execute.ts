@@ -273,6 +273,7 @@ async function recordWhileSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: 
   let next = 1;
   let recording = true;
   let failed = false;
+  let firstUsed = false;
   let wake: (() => void) | undefined;
   const notify = () => {
     wake?.();
@@ -303,6 +304,7 @@ async function recordWhileSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: 
       const to = Math.min(emails.length, (batch + 1) * EMAILS_PER_BATCH);
       while (recording && recordedUpTo < to) await new Promise<void>((resolve) => (wake = resolve));
       if (!recording || failed || (batch > 0 && (await rt.shouldStop()))) return;
+      if (batch === 0) firstUsed = true;
       const sent = await sendRange(node, rt, batch, { first: batch === 0 ? first : undefined, markFailed: false }).catch((error: unknown) => {
         failed = true;
         throw error;
@@ -318,4 +320,6 @@ async function recordWhileSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: 
   }
   if (recordError) throw (recordError as PromiseRejectedResult).reason;
   await ledger.writeProgress(key, rt.runId);
+  // Every row was in before the first batch could go: its pending emails and slot are still good for runBatch.
+  if (first && !firstUsed) firstBatches.set(rt, first);
 }
