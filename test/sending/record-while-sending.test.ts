@@ -85,6 +85,18 @@ const progress = async (runId: string) =>
   (await (await getDb()).select().from(nodeResults).where(and(eq(nodeResults.runId, runId), eq(nodeResults.nodeId, "out"))))[0].progress;
 const runRow = async (runId: string) => (await (await getDb()).select().from(runs).where(eq(runs.id, runId)))[0];
 
+/** The run SUCCESS with every address emailed exactly once, each ledger row sent, the progress complete. */
+async function expectAllSentOnce(runId: string, prefix: string, addresses: string[]): Promise<void> {
+  const run = await runRow(runId);
+  expect(run.status).toBe("SUCCESS");
+  expect(run.result).toMatchObject({ emailsSent: addresses.length });
+  const got = delivered(prefix);
+  expect(got).toHaveLength(addresses.length);
+  expect(new Set(got)).toEqual(new Set(addresses));
+  expect(await ledgerCounts(runId)).toEqual({ sent: addresses.length });
+  expect(await progress(runId)).toEqual({ sent: addresses.length, total: addresses.length });
+}
+
 describe("OUTPUT sends its first batches while the rest of its ledger rows are recorded", () => {
   it("sends the first batch before the later rows are written, and every email exactly once", async () => {
     const { workflowId, runId, addresses, prefix } = await newRun(2_500);
@@ -96,14 +108,7 @@ describe("OUTPUT sends its first batches while the rest of its ledger rows are r
     // Two later parts (items 1,000-1,999 and 2,000-2,499), each held until a call had reached the provider.
     expect(gate.calls).toBe(2);
     expect(gate.heldAt.every((n) => n >= 1)).toBe(true);
-    const run = await runRow(runId);
-    expect(run.status).toBe("SUCCESS");
-    expect(run.result).toMatchObject({ emailsSent: 2_500 });
-    const got = delivered(prefix);
-    expect(got).toHaveLength(2_500);
-    expect(new Set(got)).toEqual(new Set(addresses));
-    expect(await ledgerCounts(runId)).toEqual({ sent: 2_500 });
-    expect(await progress(runId)).toEqual({ sent: 2_500, total: 2_500 });
+    await expectAllSentOnce(runId, prefix, addresses);
   });
 
   it("records every row before the first email when the quota might not allow them all, and then sends within it", async () => {
@@ -177,13 +182,6 @@ describe("OUTPUT sends its first batches while the rest of its ledger rows are r
 
     // Another process resumes it (the sweep's takeover).
     await executeRun(inlineStep, await deps(), runId);
-    const run = await runRow(runId);
-    expect(run.status).toBe("SUCCESS");
-    expect(run.result).toMatchObject({ emailsSent: 2_500 });
-    const got = delivered(prefix);
-    expect(got).toHaveLength(2_500);
-    expect(new Set(got)).toEqual(new Set(addresses));
-    expect(await ledgerCounts(runId)).toEqual({ sent: 2_500 });
-    expect(await progress(runId)).toEqual({ sent: 2_500, total: 2_500 });
+    await expectAllSentOnce(runId, prefix, addresses);
   });
 });
