@@ -1,5 +1,5 @@
 import "server-only";
-import { and, asc, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
 import { runLogs, runs, type NodeStatus } from "@/db/schema";
 import { notFound } from "@/lib/http/errors";
