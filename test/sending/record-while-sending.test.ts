@@ -27,7 +27,7 @@ afterEach(() => {
   resetConfig();
 });
 
-type Gate = { calls: number; heldAt: number[]; sentBeforeTail: number | null };
+type Gate = { calls: number; heldAt: number[]; sentBeforeTail: number | null; progressWhileHeld?: unknown };
 
 /**
  * The node ports with the ledger's later parts (`reopen: false`) gated: each waits until the fake Resend has had a
@@ -47,6 +47,7 @@ function gatedPorts(db: Awaited<ReturnType<typeof getDb>>, gate: Gate, onTail?: 
         const until = Date.now() + 3_000;
         while (requests() === baseline && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
         gate.heldAt.push(requests() - baseline);
+        gate.progressWhileHeld ??= await progress(key.runId);
         onTail?.(part);
         await ports.ledger.recordEmails(key, emails, options);
         gate.sentBeforeTail ??= requests() - baseline;
@@ -108,6 +109,8 @@ describe("OUTPUT sends its first batches while the rest of its ledger rows are r
     // Two later parts (items 1,000-1,999 and 2,000-2,499), each held until a call had reached the provider.
     expect(gate.calls).toBe(2);
     expect(gate.heldAt.every((n) => n >= 1)).toBe(true);
+    // Before its rows are all in, the node's progress counts every rendered email as its total.
+    expect(gate.progressWhileHeld).toMatchObject({ total: 2_500 });
     await expectAllSentOnce(runId, prefix, addresses);
   });
 
