@@ -45,18 +45,24 @@ export async function recordEmails(db: Db, key: LedgerKey, emails: LedgerEmail[]
 }
 
 async function recordChunk(db: Db, key: LedgerKey, emails: LedgerEmail[], start: number, reopen: boolean): Promise<void> {
-  const rows = JSON.stringify(
-    emails.slice(start, start + CHUNK).map((e) => ({ id: newId("eml"), i: e.itemIndex, to: e.to, s: e.subject, st: e.status, b: e.body ?? null, f: e.format ?? null })),
-  );
   await db.execute(sql`
     ${reopen ? sql`with reopened as (${reopenStatement(key)})` : sql``}
-    insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status, body, format)
+    ${insertStatement(key, emails.slice(start, start + CHUNK))}`);
+}
+
+/**
+ * Inserts `emails` as ledger rows of `key` (one JSON parameter), an address on the account's suppression list as
+ * `suppressed`; rows that exist are left as they are (idempotent on the unique key).
+ */
+function insertStatement(key: LedgerKey, emails: LedgerEmail[]): SQL {
+  const rows = JSON.stringify(emails.map((e) => ({ id: newId("eml"), i: e.itemIndex, to: e.to, s: e.subject, st: e.status, b: e.body ?? null, f: e.format ?? null })));
+  return sql`insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status, body, format)
     select x.id, ${key.runId}, ${key.nodeId}, x.i, ${key.accountId}, x."to", x.s,
       case when x.st <> 'duplicate' and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = x."to")
         then 'suppressed' else x.st end,
       x.b, x.f
     from jsonb_to_recordset(${rows}::jsonb) as x(id text, i int, "to" text, s text, st text, b text, f text)
-    on conflict (run_id, node_id, item_index) do nothing`);
+    on conflict (run_id, node_id, item_index) do nothing`;
 }
 
 /** What recordAndBegin answers: beginSending's figures and, when it was one statement, the first batch's. */
@@ -90,22 +96,12 @@ export async function recordAndBegin(
     await recordEmails(db, key, emails);
     return beginSending(db, key, execRunId);
   }
-  const rows = JSON.stringify(emails.map((e) => ({ id: newId("eml"), i: e.itemIndex, to: e.to, s: e.subject, st: e.status, b: e.body ?? null, f: e.format ?? null })));
   const slot = options.slot?.(sql`exists (select 1 from node_rows where status = 'pending' and item_index < ${options.firstTo})
       and (select n from used) + (select pending from mine) <= ${options.quota}`);
   const [row] = await execRows<{ used: number; mine: number; first: number[] | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
     db,
     sql`with reopened as (${reopenStatement(key)} returning e.item_index, e.status),
-        inserted as (
-          insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status, body, format)
-          select x.id, ${key.runId}, ${key.nodeId}, x.i, ${key.accountId}, x."to", x.s,
-            case when x.st <> 'duplicate' and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = x."to")
-              then 'suppressed' else x.st end,
-            x.b, x.f
-          from jsonb_to_recordset(${rows}::jsonb) as x(id text, i int, "to" text, s text, st text, b text, f text)
-          on conflict (run_id, node_id, item_index) do nothing
-          returning item_index, status
-        ), node_rows as (
+        inserted as (${insertStatement(key, emails)} returning item_index, status), node_rows as (
           select item_index, status from email_sends
           where run_id = ${key.runId} and node_id = ${key.nodeId} and status not in ('failed', 'pending')
           union all select item_index, status from reopened
@@ -195,13 +191,7 @@ export async function pendingInRange(
  */
 export async function markSent(db: Db, key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<void> {
   if (sent.length === 0) return;
-  const rows = JSON.stringify(sent.map((s) => ({ idx: s.itemIndex, pid: s.providerId })));
-  let low = sent[0].itemIndex;
-  let high = low;
-  for (const s of sent) {
-    low = Math.min(low, s.itemIndex);
-    high = Math.max(high, s.itemIndex);
-  }
+  const { rows, low, high } = sentRows(sent);
   // The item range bounds the index scan: without it a planner whose statistics predate the node's 40,000 ledger
   // rows (PGlite never auto-analyzes) hash-joins the batch against every row of the node (~20 ms per batch).
   await db.execute(sql`
@@ -219,6 +209,20 @@ export async function markSent(db: Db, key: LedgerKey, execRunId: string, sent: 
 }
 
 /**
+ * A delivered batch as markSent's JSON parameter, and its lowest and highest item: the range bounds the statement's
+ * index scan (see markSent).
+ */
+function sentRows(sent: { itemIndex: number; providerId: string }[]): { rows: string; low: number; high: number } {
+  let low = sent[0].itemIndex;
+  let high = low;
+  for (const s of sent) {
+    low = Math.min(low, s.itemIndex);
+    high = Math.max(high, s.itemIndex);
+  }
+  return { rows: JSON.stringify(sent.map((s) => ({ idx: s.itemIndex, pid: s.providerId }))), low, high };
+}
+
+/**
  * markSent and writeProgress in one round trip (the last batch of a node, right before it completes): the batch marked
  * sent, and the node's counts by status after it written as its progress `{ sent, total }` and returned. The statement
  * cannot see its own update, so the counts are the rows before it, moved by what the update returned (each row's
@@ -226,13 +230,7 @@ export async function markSent(db: Db, key: LedgerKey, execRunId: string, sent: 
  */
 export async function markSentAndCount(db: Db, key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<StatusCounts> {
   if (sent.length === 0) return writeProgress(db, key, execRunId);
-  const rows = JSON.stringify(sent.map((s) => ({ idx: s.itemIndex, pid: s.providerId })));
-  let low = sent[0].itemIndex;
-  let high = low;
-  for (const s of sent) {
-    low = Math.min(low, s.itemIndex);
-    high = Math.max(high, s.itemIndex);
-  }
+  const { rows, low, high } = sentRows(sent);
   const counts = await execRows<{ status: EmailSendStatus | null; n: number }>(
     db,
     sql`with upd as (
