@@ -32,6 +32,17 @@ const filterGraph: TestGraph = {
   edges: [{ source: "t", target: "f" }],
 };
 
+/** A new account's run of filterGraph, claimed by a new inline PgRunStore. */
+async function claimedFilterRun() {
+  const { id } = await createTestAccount();
+  const workflowId = await insertWorkflow(id, filterGraph);
+  const runId = await enqueueRaw(id, workflowId, filterGraph);
+  const store = new PgRunStore(await getRunStateDb(), { inline: true });
+  const claimed = await store.claimNext(workflowId);
+  expect(claimed?.runId).toBe(runId);
+  return { runId, store, claimed };
+}
+
 async function inlineDeps(store?: PgRunStore): Promise<EngineDeps & { store: PgRunStore }> {
   const db = await getDb();
   const inline = store ?? new PgRunStore(await getRunStateDb(), { inline: true });
@@ -48,12 +59,7 @@ const runRow = async (runId: string) => (await (await getDb()).select().from(run
 
 describe("PgRunStore inline", () => {
   it("holds a quick run's node rows and log lines back and writes every one, in order, with finalize", async () => {
-    const { id } = await createTestAccount();
-    const workflowId = await insertWorkflow(id, filterGraph);
-    const runId = await enqueueRaw(id, workflowId, filterGraph);
-    const store = new PgRunStore(await getRunStateDb(), { inline: true });
-    const claimed = await store.claimNext(workflowId);
-    expect(claimed?.runId).toBe(runId);
+    const { runId, store, claimed } = await claimedFilterRun();
     await store.startNode(runId, "t");
     await store.nodeSucceeded(runId, "t", { output: { body: [1, 2] }, logMessages: ["Node \"t\" succeeded"] });
     await store.log(runId, "warn", "a line of the node", "f");
@@ -87,11 +93,7 @@ describe("PgRunStore inline", () => {
   });
 
   it("shows a slow run as it is after DEFERRED_RUNNING_MS: finished nodes SUCCESS with their lines, the running one RUNNING", async () => {
-    const { id } = await createTestAccount();
-    const workflowId = await insertWorkflow(id, filterGraph);
-    const runId = await enqueueRaw(id, workflowId, filterGraph);
-    const store = new PgRunStore(await getRunStateDb(), { inline: true });
-    await store.claimNext(workflowId);
+    const { runId, store } = await claimedFilterRun();
     await store.startNode(runId, "t");
     await store.nodeSucceeded(runId, "t", { output: {}, logMessages: ["Node \"t\" succeeded"] });
     await store.startNode(runId, "f");
@@ -111,11 +113,7 @@ describe("PgRunStore inline", () => {
   });
 
   it("writes a large output with markNodeSucceeded (in pieces) after what it holds, lines in order", async () => {
-    const { id } = await createTestAccount();
-    const workflowId = await insertWorkflow(id, filterGraph);
-    const runId = await enqueueRaw(id, workflowId, filterGraph);
-    const store = new PgRunStore(await getRunStateDb(), { inline: true });
-    await store.claimNext(workflowId);
+    const { runId, store } = await claimedFilterRun();
     await store.startNode(runId, "t");
     await store.nodeSucceeded(runId, "t", { output: {}, logMessages: ["first"] });
     await store.startNode(runId, "f");
