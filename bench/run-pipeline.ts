@@ -2,10 +2,14 @@
 // Measures enqueue → SUCCESS, time to the first email at the fake, this process's CPU time and peak RSS (the app side;
 // the fake Resend runs in it too) and the wall time per step kind.
 // Usage: npx tsx --conditions=react-server bench/run-pipeline.ts   (DATABASE_URL=postgres://… for PostgreSQL)
+// BENCH_CPU_PROFILE=file.cpuprofile: a CPU profile of this process from the enqueue to the run's end (not the set-up).
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import os from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startFakeResend } from "@/test/support/fake-resend";
 import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, mb, rssSampler } from "./bench-support";
+import { postgresCpuMs } from "./server-support";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const BATCHES_IN_PARALLEL_NOTE = "4 in parallel";
@@ -64,6 +68,8 @@ async function main() {
   const rssBefore = process.memoryUsage().rss;
   const rss = rssSampler();
   const cpu = process.cpuUsage();
+  const onPostgres = driver === "postgres";
+  const pg0 = onPostgres ? postgresCpuMs() : NaN;
   const started = performance.now();
   let firstEmailMs = NaN;
   const firstEmail = setInterval(() => {
@@ -83,13 +89,25 @@ async function main() {
     if (now - lastTick > 110) holds.push(`${Math.round(now - lastTick - 10)}ms@+${((lastTick - started) / 1000).toFixed(1)}s`);
     lastTick = now;
   }, 10);
+  const profiler = process.env.BENCH_CPU_PROFILE ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post("Profiler.enable");
+    await profiler.post("Profiler.start");
+  }
   const { run } = await enqueueRun(accountId, workflowId, undefined);
   await executor.idle();
+  if (profiler) {
+    const { profile } = await profiler.post("Profiler.stop");
+    writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   clearInterval(ticker);
   loopDelay.disable();
   const seconds = (performance.now() - started) / 1000;
   clearInterval(firstEmail);
   const cpuUsed = process.cpuUsage(cpu);
+  const pgCpuMs = onPostgres ? postgresCpuMs() - pg0 : NaN;
   const peak = rss.stop();
   const finished = await getRun(accountId, run.runId, "map");
   await stopEmbeddedExecutor();
@@ -107,7 +125,7 @@ async function main() {
   console.log(
     `run-pipeline: driver=${driver} rows=${ROWS} status=${finished.status} emailsSent=${finished.result?.emailsSent} delivered=${delivered} ` +
       `filteredOut=${finished.result?.filteredOut} enqueue→SUCCESS=${seconds.toFixed(2)}s firstEmail=${Math.round(firstEmailMs)}ms peakRSS=${mb(peak)}MB rssAtEnqueue=${mb(rssBefore)}MB ` +
-      `CPU=${((cpuUsed.user + cpuUsed.system) / 1e6).toFixed(2)}s (this process; PGlite's thread included) load=${os.loadavg().map((l) => l.toFixed(2)).join(",")} ` +
+      `CPU=${((cpuUsed.user + cpuUsed.system) / 1e6).toFixed(2)}s (this process; PGlite's thread included)${onPostgres ? ` postgresCPU=${(pgCpuMs / 1000).toFixed(2)}s (every postgres process)` : ""} load=${os.loadavg().map((l) => l.toFixed(2)).join(",")} ` +
       `(targets: ≤ 3 s PostgreSQL / ≤ 6 s PGlite, first email ≤ 1 s, peak RSS ≤ 512 MB PostgreSQL / ≤ 600 MB PGlite)`,
   );
   console.log(`  phases (wall ms; batches summed over ${BATCHES_IN_PARALLEL_NOTE}): ${[...phases].map(([k, ms]) => `${k}=${Math.round(ms)}`).join(" ")}`);

@@ -20,6 +20,22 @@ export function treeCpuMs(pid: number): number {
   return total;
 }
 
+/** CPU (ms) of every `postgres` process on this machine (a local server; other clients' work is in it too). */
+export function postgresCpuMs(): number {
+  let total = 0;
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (!stat.includes("(postgres)")) continue;
+      const fields = stat.split(") ")[1].split(" ");
+      total += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return total;
+}
+
 /** utime + stime of one thread (task) of a process, in ms; 0 once it has ended. */
 function taskCpuMs(pid: number, tid: number): number {
   try {

@@ -17,14 +17,14 @@
  * The last line is `BENCH_JSON {…}` for bench/compare.ts.
  */
 import http from "node:http";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { startFakeResend } from "@/test/support/fake-resend";
 import { benchDb, benchEnv, benchExit } from "./bench-support";
-import { api, loadAverage, registerThroughApi, startServer, stopServer, treeCpuMs, uploadCsv } from "./server-support";
+import { api, loadAverage, postgresCpuMs, registerThroughApi, startServer, stopServer, treeCpuMs, uploadCsv } from "./server-support";
 
 const { values: args } = parseArgs({
   options: {
@@ -53,22 +53,6 @@ function request(method: string, p: string, token: string): Promise<{ status: nu
     req.on("error", reject);
     req.end();
   });
-}
-
-/** CPU (ms) of every `postgres` process on this machine. */
-function postgresCpuMs(): number {
-  let total = 0;
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (!stat.includes("(postgres)")) continue;
-      const fields = stat.split(") ")[1].split(" ");
-      total += (Number(fields[11]) + Number(fields[12])) * 10;
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return total;
 }
 
 async function main() {

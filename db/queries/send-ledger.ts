@@ -200,13 +200,24 @@ export async function markSent(db: Db, key: LedgerKey, execRunId: string, sent: 
       from jsonb_to_recordset(${rows}::jsonb) as v(idx int, pid text)
       where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
         and e.item_index = v.idx and e.status <> 'sent'
-      returning 1
-    )
+      returning e.id, e.provider_message_id
+    ), ${providerIds}
     update node_results set progress = jsonb_build_object(
       'sent', coalesce((progress->>'sent')::int, 0) + (select count(*) from upd),
       'total', coalesce((progress->>'total')::int, 0))
     where run_id = ${execRunId} and node_id = ${key.nodeId}`);
 }
+
+/**
+ * The CTE `provider_ids` of markSent's statements: the provider message ids of the rows `upd` marked sent, for the
+ * Resend event webhook's lookup (lib/services/suppressions/handle-resend-event.ts). Kept out of email_sends' indexes
+ * so that marking a batch sent is a heap-only update (migration 0010).
+ */
+const providerIds = sql`provider_ids as (
+      insert into email_provider_ids (provider_message_id, email_id)
+      select provider_message_id, id from upd where provider_message_id is not null
+      on conflict (provider_message_id) do nothing
+    )`;
 
 /**
  * A delivered batch as markSent's JSON parameter, and its lowest and highest item: the range bounds the statement's
@@ -238,8 +249,8 @@ export async function markSentAndCount(db: Db, key: LedgerKey, execRunId: string
           from jsonb_to_recordset(${rows}::jsonb) as v(idx int, pid text), email_sends as was
           where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
             and e.item_index = v.idx and e.status <> 'sent' and was.id = e.id
-          returning was.status as was
-        ), c as (
+          returning e.id, e.provider_message_id, was.status as was
+        ), ${providerIds}, c as (
           select status, sum(n)::int as n from (
             select status, count(*) as n from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} group by status
             union all select 'sent', count(*) from upd

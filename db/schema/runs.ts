@@ -131,9 +131,15 @@ export const emailSends = pgTable("email_sends", {
 }, (t) => [
   uniqueIndex("email_sends_run_node_item_key").on(t.runId, t.nodeId, t.itemIndex),
   index("email_sends_account_day_idx").on(t.accountId, t.createdAt),
-  index("email_sends_run_node_status_idx").on(t.runId, t.nodeId, t.status, t.itemIndex),
-  index("email_sends_provider_message_idx").on(t.providerMessageId).where(sql`provider_message_id is not null`),
+  // No index may cover a column that marking a batch sent changes (status, sent_at, provider_message_id, error): those
+  // updates stay heap-only, with the table's fillfactor 45 (migration 0010) leaving each page room for them.
 ]);
+
+/** The Resend event webhook's way from a provider message id to the email (written when the batch is marked sent). */
+export const emailProviderIds = pgTable("email_provider_ids", {
+  providerMessageId: text("provider_message_id").primaryKey(),
+  emailId: text("email_id").notNull(),
+});
 
 /** One email of an OUTPUT node (CONTRACT 11, "Emails of a run"). */
 export type EmailSendStatus = "pending" | "sent" | "suppressed" | "duplicate" | "failed" | "preview";

@@ -75,7 +75,9 @@ export async function pruneExpired(db: Db, options: { retentionDays: number; now
           where not exists (
             select 1 from runs c where (c.id = l.id or c.chain_root_id = l.id) and c.outputs_expired_at is null)
         ), gone as (
-          delete from email_sends e using roots where e.run_id = roots.id returning 1
+          delete from email_sends e using roots where e.run_id = roots.id returning e.provider_message_id
+        ), ids as (
+          delete from email_provider_ids p using gone g where p.provider_message_id = g.provider_message_id
         )
         select count(*)::int as n from gone`,
   );

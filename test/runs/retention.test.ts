@@ -66,8 +66,16 @@ describe("pruneExpired", () => {
     await db.execute(sql`insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status)
       values (${newId("run")}, ${root}, 'out', 0, ${id}, 'a@example.com', 's', 'sent')`);
 
+    // The webhook's lookup rows of each run's sent emails (written when their batch was marked sent).
+    const lookups = async (runId: string) =>
+      (await execRows<{ n: number }>(db, sql`select count(*)::int as n from email_provider_ids p join email_sends e on e.id = p.email_id where e.run_id = ${runId}`))[0].n;
+    const oldIds = await execRows<{ pid: string }>(db, sql`select provider_message_id as pid from email_sends where run_id = ${old.runId}`);
+    expect([oldIds.length, await lookups(old.runId), await lookups(recent.runId)]).toEqual([3, 3, 3]);
+
     const report = await pruneExpired(db, { retentionDays: 30 });
     expect(report.runsExpired).toBeGreaterThanOrEqual(2);
+    const left = await execRows<{ n: number }>(db, sql`select count(*)::int as n from email_provider_ids where provider_message_id in (select jsonb_array_elements_text(${JSON.stringify(oldIds.map((r) => r.pid))}::jsonb))`);
+    expect([left[0].n, await lookups(recent.runId)]).toEqual([0, 3]);
 
     const view = (await getRun(token, old.runId)).body;
     expect(view).toMatchObject({ status: "SUCCESS", result: old.result, outputExpired: true });

@@ -7,6 +7,7 @@ import { GET as listRoute, POST as addRoute } from "@/app/api/suppressions/route
 import { DELETE as deleteRoute } from "@/app/api/suppressions/[email]/route";
 import { POST as eventsRoute } from "@/app/api/integrations/resend/events/route";
 import { execRows, getDb } from "@/db/client";
+import { markSent } from "@/db/queries/send-ledger";
 import { resetConfig } from "@/lib/config";
 import { reportRateLimit, takeSlot } from "@/lib/email/pacing";
 import { newId } from "@/lib/ids";
@@ -81,8 +82,10 @@ describe("Resend's event webhook", () => {
     const workflowId = await insertWorkflow(accountId, { nodes: [], edges: [] });
     const runId = newId("run");
     await db.execute(sql`insert into runs (id, workflow_id, account_id, workflow_version, graph) values (${runId}, ${workflowId}, ${accountId}, 1, '{}'::jsonb)`);
-    await db.execute(sql`insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status, provider_message_id)
-      values (${newId("eml")}, ${runId}, 'out', 0, ${accountId}, ${to}, 's', 'sent', ${providerId})`);
+    // Recorded pending, then marked sent with the provider's id by the statement OUTPUT uses after a delivered batch.
+    await db.execute(sql`insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status)
+      values (${newId("eml")}, ${runId}, 'out', 0, ${accountId}, ${to}, 's', 'pending')`);
+    await markSent(db, { runId, nodeId: "out", accountId }, runId, [{ itemIndex: 0, providerId }]);
   }
 
   it("answers 404 while RESEND_WEBHOOK_SECRET is not set", async () => {

@@ -44,7 +44,8 @@ export async function handleResendEvent(rawBody: string, headers: Headers): Prom
   const db = await getDb();
   const [row] = await execRows<{ account_id: string; to: string }>(
     db,
-    sql`select account_id, "to" from email_sends where provider_message_id = ${messageId} limit 1`,
+    sql`select e.account_id, e."to" from email_provider_ids p join email_sends e on e.id = p.email_id
+        where p.provider_message_id = ${messageId}`,
   );
   if (!row) return { handled: false };
   await addSuppressions(row.account_id, [normalizeEmail(row.to)], reason, db);
