@@ -23,8 +23,9 @@ export async function startFakeResendProcess(options: FakeResendOptions = {}): P
     child.once("error", reject);
     child.once("exit", (code) => reject(new Error(`the fake Resend process exited (${code})`)));
     child.on("message", (message: Reply) => {
-      if (message.type === "ready") resolve(message.url);
-      else waiting.get(message.id)?.(message), waiting.delete(message.id);
+      if (message.type === "ready") return resolve(message.url);
+      waiting.get(message.id)?.(message);
+      waiting.delete(message.id);
     });
   });
   child.removeAllListeners("exit");
