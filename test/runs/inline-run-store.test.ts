@@ -277,4 +277,26 @@ describe("send ledger in one round trip", () => {
     const expected = await ledger.writeProgress(db, keys[0], keys[0].runId);
     expect(await ledger.markSentAndCount(db, keys[1], keys[1].runId, [{ itemIndex: 1, providerId: "x" }])).toEqual(expected);
   });
+
+  it("pendingInRange re-checks the suppressions added since the node started (every one while its start is unknown)", async () => {
+    const { id: accountId } = await createTestAccount();
+    const db = await getDb();
+    const workflowId = await insertWorkflow(accountId, filterGraph);
+    const key = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "one", accountId };
+    await ledger.recordEmails(db, key, Array.from({ length: 4 }, (_, i) => ({ itemIndex: i, to: `r${i}@example.com`, subject: "s", status: "pending" as const })));
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const status = async () =>
+      (await db.select().from(emailSends).where(eq(emailSends.runId, key.runId)).orderBy(asc(emailSends.itemIndex))).map((r) => r.status);
+    // No start written (the node's RUNNING write held back): every suppression counts, an hour-old one too.
+    await db.insert(suppressions).values({ accountId, email: "r1@example.com", reason: "manual", createdAt: hourAgo });
+    expect((await ledger.pendingInRange(db, key, key.runId, 0, 2)).indexes).toEqual([0]);
+    // Started now: the rows were checked when recorded, so only what was added since (or up to 5 minutes before) counts.
+    await db.insert(nodeResults).values({ runId: key.runId, nodeId: "one", type: "OUTPUT", status: "RUNNING", startedAt: new Date() });
+    await db.insert(suppressions).values({ accountId, email: "r2@example.com", reason: "manual", createdAt: hourAgo });
+    expect((await ledger.pendingInRange(db, key, key.runId, 2, 4)).indexes).toEqual([2, 3]);
+    await db.insert(suppressions).values({ accountId, email: "r3@example.com", reason: "unsubscribed" });
+    await db.insert(suppressions).values({ accountId: (await createTestAccount()).id, email: "r2@example.com", reason: "manual" }); // another account's
+    expect((await ledger.pendingInRange(db, key, key.runId, 2, 4)).indexes).toEqual([2]);
+    expect(await status()).toEqual(["pending", "suppressed", "pending", "suppressed"]);
+  });
 });
