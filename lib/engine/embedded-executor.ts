@@ -185,13 +185,14 @@ export class EmbeddedExecutor {
       // Every step runs here, in order: the store may hold writes back and claim the workflow's next run in the
       // statement that finishes one (PgRunStoreOptions.inline). A finished run's wake-up for this job's workflow is
       // this loop's next claim; other pokes (enqueues) still count.
-      store = new PgRunStore(await (this.options.getRunStateDb ?? this.options.getDb)(), { inline: true });
+      const runStateDb = await (this.options.getRunStateDb ?? this.options.getDb)();
+      store = new PgRunStore(runStateDb, { inline: true });
       const deps: EngineDeps = {
         ...pgEngineDeps(db, async (workflowId) => {
           if (workflowId !== job.workflowId) this.poke(workflowId);
         }),
         store,
-        ports: pgNodePorts(db, { inline: true }),
+        ports: pgNodePorts(db, { inline: true, volatileDb: runStateDb }),
       };
       if (job.resumeRunId) {
         // A retry after a lost database resumes the run only if it is still this process's (see reclaimOwnRun).

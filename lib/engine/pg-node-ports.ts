@@ -6,12 +6,30 @@ import { acquireSendSlot, reportRateLimit, slotStatement } from "@/lib/email/pac
 import * as ledger from "@/db/queries/send-ledger";
 import type { NodePorts } from "@/lib/nodes/ports";
 
+/** A running OUTPUT node's progress is written at most this often (the canvas polls about once a second). */
+export const PROGRESS_INTERVAL_MS = 250;
+const progressWrittenAt = new Map<string, number>();
+
+/** Whether the node's progress (by `${execRunId}:${nodeId}`) is due again; notes the write. */
+function progressDue(node: string): boolean {
+  const now = Date.now();
+  if (now - (progressWrittenAt.get(node) ?? 0) < PROGRESS_INTERVAL_MS) return false;
+  if (progressWrittenAt.size > 1_000) for (const [k, at] of progressWrittenAt) if (now - at > 60_000) progressWrittenAt.delete(k);
+  progressWrittenAt.set(node, now);
+  return true;
+}
+
 /**
  * The node ports on PostgreSQL (or PGlite): what DATA_SOURCE, AI and OUTPUT reach, bound to one database. `inline`:
  * a node's steps all run in this process one after the other (the embedded executor), so the first batch's send slot
  * may be taken with the ledger rows (under Inngest the batch may run elsewhere, and the slot would go unused).
+ * `volatileDb`: where the statements whose writes may be lost in a crash of the database server itself go — a batch's
+ * pending read (its send slot, and the send-time suppression marks, which the next read makes again) and the shared
+ * limiter's slots and holds — so they do not wait for a WAL flush (db/client.ts's run-state pool: 2–5 ms per commit
+ * on this VM's disk, four times per batch-lane round trip). What is sent, and every ledger row, stays on `db`.
  */
-export function pgNodePorts(db: Db, options: { inline?: boolean } = {}): NodePorts {
+export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db } = {}): NodePorts {
+  const volatile = options.volatileDb ?? db;
   return {
     uploads: {
       find: (accountId, uploadId) => findUpload(db, accountId, uploadId),
@@ -23,8 +41,11 @@ export function pgNodePorts(db: Db, options: { inline?: boolean } = {}): NodePor
       recordEmails: (key, emails, options) => ledger.recordEmails(db, key, emails, options),
       // The batch sends right after in the same step, wherever it runs: its slot can always be taken with its rows.
       pendingInRange: (key, execRunId, from, to, slot) =>
-        ledger.pendingInRange(db, key, execRunId, from, to, slot ? (when) => slotStatement(slot.key, slot.ratePerSecond, when) : undefined),
-      markSent: (key, execRunId, sent) => ledger.markSent(db, key, execRunId, sent),
+        ledger.pendingInRange(volatile, key, execRunId, from, to, slot ? (when) => slotStatement(slot.key, slot.ratePerSecond, when) : undefined),
+      markSent: async (key, execRunId, sent) => {
+        await ledger.markSent(db, key, execRunId, sent);
+        if (progressDue(`${execRunId}:${key.nodeId}`)) await ledger.writeSentProgress(volatile, key, execRunId);
+      },
       writeProgress: (key, execRunId) => ledger.writeProgress(db, key, execRunId),
       markUnsentFailed: (key, error) => ledger.markUnsentFailed(db, key, error),
       countByStatus: (ledgerRunId, nodeId) => ledger.countByStatus(db, ledgerRunId, nodeId),
@@ -39,8 +60,8 @@ export function pgNodePorts(db: Db, options: { inline?: boolean } = {}): NodePor
       markSentAndCount: (key, execRunId, sent) => ledger.markSentAndCount(db, key, execRunId, sent),
     },
     pacing: {
-      acquire: (key, rate, shouldStop) => acquireSendSlot(db, key, rate, shouldStop),
-      report: (key, rate, info, status) => reportRateLimit(db, key, rate, info, status),
+      acquire: (key, rate, shouldStop) => acquireSendSlot(volatile, key, rate, shouldStop),
+      report: (key, rate, info, status) => reportRateLimit(volatile, key, rate, info, status),
     },
   };
 }

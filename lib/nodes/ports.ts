@@ -53,6 +53,7 @@ export interface SendLedger {
     to: number,
     slot?: { key: string; ratePerSecond: number },
   ): Promise<{ indexes: number[]; startedAtMs: number | null; slotWaitMs?: number }>;
+  /** Marks a delivered batch sent; the node's progress follows (at most every PROGRESS_INTERVAL_MS on PostgreSQL). */
   markSent(key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<void>;
   /** Counts by status, written as the node's progress. */
   writeProgress(key: LedgerKey, execRunId: string): Promise<StatusCounts>;

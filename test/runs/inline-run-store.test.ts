@@ -278,6 +278,24 @@ describe("send ledger in one round trip", () => {
     expect(await ledger.markSentAndCount(db, keys[1], keys[1].runId, [{ itemIndex: 1, providerId: "x" }])).toEqual(expected);
   });
 
+  it("markSent answers the rows it changed once; writeSentProgress sets sent from the ledger, keeps total, never moves back", async () => {
+    const { id: accountId } = await createTestAccount();
+    const db = await getDb();
+    const workflowId = await insertWorkflow(accountId, filterGraph);
+    const key = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "one", accountId };
+    await ledger.recordEmails(db, key, Array.from({ length: 4 }, (_, i) => ({ itemIndex: i, to: `r${i}@example.com`, subject: "s", status: "pending" as const })));
+    await db.insert(nodeResults).values({ runId: key.runId, nodeId: "one", type: "OUTPUT", status: "RUNNING", progress: { sent: 0, total: 9 } });
+    const progress = async () => (await db.select().from(nodeResults).where(and(eq(nodeResults.runId, key.runId), eq(nodeResults.nodeId, "one"))))[0].progress;
+    const sent = [{ itemIndex: 0, providerId: "p0" }, { itemIndex: 2, providerId: "p2" }];
+    expect(await ledger.markSent(db, key, key.runId, sent)).toBe(2);
+    expect(await ledger.markSent(db, key, key.runId, sent)).toBe(0); // a repeated statement changes nothing
+    await ledger.writeSentProgress(db, key, key.runId);
+    expect(await progress()).toEqual({ sent: 2, total: 9 });
+    await db.update(nodeResults).set({ progress: { sent: 3, total: 9 } }).where(and(eq(nodeResults.runId, key.runId), eq(nodeResults.nodeId, "one")));
+    await ledger.writeSentProgress(db, key, key.runId); // an older count never lowers what a later write said
+    expect(await progress()).toEqual({ sent: 3, total: 9 });
+  });
+
   it("pendingInRange re-checks the suppressions added since the node started (every one while its start is unknown)", async () => {
     const { id: accountId } = await createTestAccount();
     const db = await getDb();
