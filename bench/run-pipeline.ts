@@ -12,7 +12,7 @@ import { startFakeResendProcess } from "./fake-resend-process";
 import { postgresCpuMs } from "./server-support";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
-const BATCHES_IN_PARALLEL_NOTE = "4 in parallel";
+const BATCHES_IN_PARALLEL_NOTE = "8 in parallel";
 
 async function main() {
   const resend = await startFakeResendProcess();

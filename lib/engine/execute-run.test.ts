@@ -208,14 +208,14 @@ describe("the engine on an in-memory run store", () => {
     expect(wakes).toEqual(["wf_1"]);
   });
 
-  it("sends a batched node's batches four at a time and stops between groups on cancel", async () => {
-    const rows = Array.from({ length: 20 }, (_, i) => ({ email: `u${i}@x.test`, plan: "pro" }));
+  it("sends a batched node's batches eight at a time and stops between groups on cancel", async () => {
+    const rows = Array.from({ length: 40 }, (_, i) => ({ email: `u${i}@x.test`, plan: "pro" }));
     let runId = "";
-    const { store, deps, calls } = harness({ rows, batchedOutput: true, onBatch: (batch) => batch === 5 && store.requestCancel(runId) });
+    const { store, deps, calls } = harness({ rows, batchedOutput: true, onBatch: (batch) => batch === 9 && store.requestCancel(runId) });
     runId = enqueue(store, pipeline);
     await claimAndExecute(inlineStep, deps, "wf_1");
-    // 10 batches of 2: groups 0–3, 4–7 (batch 5 asks to cancel), then the engine stops before 8–9.
-    expect(calls.batches).toEqual(["send:0", "send:1", "send:2", "send:3", "send:4", "send:5", "send:6", "send:7"]);
+    // 20 batches of 2: groups 0–7, 8–15 (batch 9 asks to cancel), then the engine stops before 16–19.
+    expect(calls.batches).toEqual(Array.from({ length: 16 }, (_, i) => `send:${i}`));
     expect(store.get(runId).status).toBe("FAILED");
     expect(store.get(runId).error).toBe("Cancelled");
     expect(statuses(store, runId).send).toBe("SKIPPED");
