@@ -33,9 +33,11 @@ export const isEmptyBatch = (batch: HeldBatch | undefined) =>
  * markNodeSucceeded (status, output, spilled null, items, error null, completed_at, started_at) and markNodeRunning;
  * only rows that have not finished are written (a row another process finished meanwhile is left as it is, and so are
  * the log lines of that success). Log lines go in one insert, in the order they were held (run_logs.id orders them).
- * Times are the app's, never later than the database's now (its clock may run ahead).
+ * Times are the app's, never later than the database's now (its clock may run ahead). `finalLine`: the run's last log
+ * line, written after the held ones in the same insert (so in that order) when `when` holds — one statement's CTEs
+ * run in no set order, so two inserts would not keep it.
  */
-export function heldCtes(runId: string, batch: HeldBatch): SQL {
+export function heldCtes(runId: string, batch: HeldBatch, finalLine?: { level: LogLevel; message: string; when: SQL }): SQL {
   const done = JSON.stringify(
     batch.successes.map((s) => ({
       node_id: s.nodeId,
@@ -64,9 +66,12 @@ export function heldCtes(runId: string, batch: HeldBatch): SQL {
       where n.run_id = ${runId} and n.node_id = r.node_id and n.status = 'PENDING'
     ), held_logs as (
       insert into run_logs (run_id, level, node_id, message)
-      select ${runId}, x.e->>'l', x.e->>'n', x.e->>'m'
-      from jsonb_array_elements(${lines}::jsonb) with ordinality as x(e, o)
-      where x.e->>'w' is null or x.e->>'w' in (select node_id from held_done)
-      order by x.o
+      select ${runId}, z.l, z.n, z.m from (
+        select x.e->>'l' as l, x.e->>'n' as n, x.e->>'m' as m, x.o
+        from jsonb_array_elements(${lines}::jsonb) with ordinality as x(e, o)
+        where x.e->>'w' is null or x.e->>'w' in (select node_id from held_done)
+        ${finalLine ? sql`union all select ${finalLine.level}, null, ${finalLine.message}, ${batch.lines.length + 1} where ${finalLine.when}` : sql``}
+      ) z
+      order by z.o
     )`;
 }

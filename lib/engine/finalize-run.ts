@@ -49,7 +49,7 @@ export async function finalizeRunRows(
             case when n.type = 'FILTER' and n.status = 'SUCCESS' then (n.output->>'filteredOut')::int end as filtered_out
           from node_results n where n.run_id = ${run.runId})`;
   // CONTRACT 11: the same ledger rows give `suppressed`, `duplicates` and a preview's `emailsPlanned` (one scan).
-  const rows = await execRows<{ node_id: string; status: NodeStatus; error: string | null; row_count: number | null; filtered_out: number | null; emails_sent: number; suppressed: number; duplicates: number; planned: number }>(
+  const rows = await execRows<FinalRow>(
     db,
     sql`with ${held ? sql`${heldCtes(run.runId, held)}, ` : sql``}c as (
           select count(*) filter (where e.status = 'sent')::int as sent, count(*) filter (where e.status = 'suppressed')::int as suppressed,
@@ -62,6 +62,34 @@ export async function finalizeRunRows(
           c.sent as emails_sent, c.suppressed, c.duplicates, c.planned
         from ${nodes} n cross join c`,
   );
+  return finishFromRows(db, run, order, rows, { ...options, held: undefined }); // the read wrote what was held
+}
+
+/** A node row as finalize reads it, with the run's ledger counts beside it (the same on every row). */
+export type FinalRow = {
+  node_id: string;
+  status: NodeStatus;
+  error: string | null;
+  row_count: number | null;
+  filtered_out: number | null;
+  emails_sent: number;
+  suppressed: number;
+  duplicates: number;
+  planned: number;
+};
+
+/**
+ * Finalize's write from the node rows and ledger counts: the read's (finalizeRunRows), or those the inline store knows
+ * without a read (PgRunStore.finalize, a run whose every node it executed) — then `options.held` goes in this statement.
+ */
+export async function finishFromRows(
+  db: Db,
+  run: RunInfo,
+  order: string[],
+  rows: FinalRow[],
+  options: FinalizeOptions = {},
+): Promise<Finalized & { ahead?: ClaimedRunInfo | "empty" }> {
+  const held = options.held && !isEmptyBatch(options.held) ? options.held : undefined;
   const unfinished = rows.filter((r) => r.status === "PENDING" || r.status === "RUNNING").map((r) => r.node_id);
   const cancelled = options.cancelled === true;
   const { status, error } = runOutcome(rows.map((r) => ({ nodeId: r.node_id, status: r.status, error: r.error })), order, cancelled);
@@ -75,6 +103,7 @@ export async function finalizeRunRows(
     ...(run.mode === "preview" ? { emailsPlanned: Number(rows[0]?.planned ?? 0) } : {}),
   };
   const message = outcomeMessage({ status, error }, result, cancelled);
+  const level = status === "SUCCESS" ? "info" : "error";
   // Nodes that never ran become SKIPPED, the status changes with its log line, and whether the account has webhooks
   // at all is read, in one round trip. Only the call that moves the run out of RUNNING logs, sends webhooks and wakes.
   const skipped = unfinished.length > 0
@@ -91,10 +120,12 @@ export async function finalizeRunRows(
             completed_at = now(), heartbeat_at = null, executor_key = null
           where id = ${run.runId} and status = 'RUNNING'
           returning id
-        ), run_logged as (
+        ), ${held
+          ? heldCtes(run.runId, held, { level, message, when: sql`exists (select 1 from upd)` })
+          : sql`run_logged as (
           insert into run_logs (run_id, level, message)
-          select id, ${status === "SUCCESS" ? "info" : "error"}, ${message} from upd
-        )${options.claimAhead ? sql`, ${claimAheadCtes(run.workflowId, run.runId, sql`exists (select 1 from upd)`)}` : sql``}
+          select id, ${level}, ${message} from upd
+        )`}${options.claimAhead ? sql`, ${claimAheadCtes(run.workflowId, run.runId, sql`exists (select 1 from upd)`)}` : sql``}
         select (select count(*) from upd)::int as updated,
           exists (select 1 from webhooks where account_id = ${run.accountId} and deleted_at is null) as has_webhooks
           ${options.claimAhead ? sql`, ${claimAheadColumns(run.workflowId)}` : sql``}`,

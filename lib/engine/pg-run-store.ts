@@ -3,12 +3,13 @@ import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import { isSmallOutput } from "@/db/queries/node-outputs";
 import { heldCtes, isEmptyBatch, type HeldBatch, type HeldLine, type HeldSuccess } from "./buffered-writes";
-import { finalizeRunRows } from "./finalize-run";
+import { finalizeRunRows, finishFromRows, type FinalRow } from "./finalize-run";
 import { log } from "@/lib/log";
 import { loadOutputs, markNodeFailed, markNodesSkipped, markNodeSucceeded, startNodeRow, startRunRows } from "./node-store";
 import { claimNextRunWithInfo, heartbeat, type ClaimedRunInfo } from "./queue";
 import { noteClaimed, releaseRun, stopReason } from "./run-control";
 import { appendRunLog } from "./run-log";
+import type { NodeStatus } from "@/db/schema";
 import type { RunStore, StoredRun } from "./run-store";
 import { RUN_COLUMNS, runFromRow, type RunRow } from "./runtime";
 
@@ -34,6 +35,15 @@ export type PgRunStoreOptions = {
    */
   inline?: boolean;
 };
+
+/** How a node of a run this store knows whole ended (see PgRunStore.known). */
+type KnownNode = { status: NodeStatus; error: string | null; counts?: Partial<Record<(typeof COUNTED)[number], unknown>> };
+
+/** The output fields finalize counts (DATA_SOURCE rowCount, FILTER filteredOut, OUTPUT's ledger counts). */
+const COUNTED = ["rowCount", "filteredOut", "emailsSent", "suppressed", "duplicates", "emailsPlanned"] as const;
+
+/** finalize() writes from what it knows only this soon after the claim (see PgRunStore.knownRows). */
+const KNOWN_FOR_MS = 30_000;
 
 /** What the store holds back for one run (see PgRunStoreOptions.inline). */
 type RunState = {
@@ -63,6 +73,11 @@ export class PgRunStore implements RunStore {
   private readonly runs = new Map<string, RunState>();
   /** Claim-ahead results by workflow (inline): the next run, claimed, or "empty". */
   private readonly ahead = new Map<string, ClaimedRunInfo | "empty">();
+  /**
+   * Inline: runs this store claimed with every node row fresh (nothing reused, nothing from an earlier execution), and
+   * how each node ended here. finalize() then knows every row and the counts without reading them (see finalizeKnown).
+   */
+  private readonly known = new Map<string, { claimedAt: number; nodes: Map<string, KnownNode> }>();
   private readonly inline: boolean;
 
   constructor(
@@ -80,6 +95,8 @@ export class PgRunStore implements RunStore {
     if (!claimed) return null;
     noteClaimed(claimed.runId, claimed.cancelRequested);
     for (const nodeId of claimed.freshNodes) this.fresh.add(`${claimed.runId}:${nodeId}`);
+    const fresh = new Set(claimed.freshNodes);
+    if (this.inline && claimed.graph.nodes.every((n) => fresh.has(n.id))) this.known.set(claimed.runId, { claimedAt: Date.now(), nodes: new Map() });
     return { ...claimed, status: "RUNNING", started: true, claimed: true as const };
   }
 
@@ -116,6 +133,7 @@ export class PgRunStore implements RunStore {
 
   async nodeSucceeded(runId: string, nodeId: string, success: Parameters<RunStore["nodeSucceeded"]>[2]) {
     const startedAt = this.takeStart(runId, nodeId);
+    this.known.get(runId)?.nodes.set(nodeId, { status: "SUCCESS", error: null, counts: Object.fromEntries(COUNTED.map((f) => [f, success.output[f]])) });
     if (this.inline && isSmallOutput(success.output)) {
       const state = this.state(runId);
       state.successes.push({
@@ -137,6 +155,7 @@ export class PgRunStore implements RunStore {
 
   nodeFailed(runId: string, nodeId: string, error: string) {
     const startedAt = this.takeStart(runId, nodeId);
+    this.known.get(runId)?.nodes.set(nodeId, { status: "FAILED", error });
     return this.afterHeld(runId, () => markNodeFailed(this.db, runId, nodeId, error, startedAt));
   }
 
@@ -149,6 +168,8 @@ export class PgRunStore implements RunStore {
   }
 
   nodesSkipped(runId: string, nodeIds: string[]) {
+    const known = this.known.get(runId)?.nodes;
+    for (const nodeId of nodeIds) if (known && !known.has(nodeId)) known.set(nodeId, { status: "SKIPPED", error: null });
     return markNodesSkipped(this.db, runId, nodeIds);
   }
 
@@ -194,6 +215,7 @@ export class PgRunStore implements RunStore {
    * never started stay as their rows say, and nothing it still holds is written (a resume executes those nodes again).
    */
   abandon(runId: string): void {
+    this.known.delete(runId);
     for (const key of this.fresh) if (key.startsWith(`${runId}:`)) this.fresh.delete(key);
     const state = this.runs.get(runId);
     if (state?.timer) clearTimeout(state.timer);
@@ -202,8 +224,11 @@ export class PgRunStore implements RunStore {
 
   async finalize(run: Parameters<RunStore["finalize"]>[0], order: string[], options: { cancelled: boolean }) {
     try {
+      const rows = options.cancelled ? undefined : this.knownRows(run);
       const finalized = await this.withHeld(run.runId, (held) =>
-        finalizeRunRows(this.db, run, order, { cancelled: options.cancelled, held, claimAhead: this.inline }),
+        rows
+          ? finishFromRows(this.db, run, order, rows, { held, claimAhead: this.inline })
+          : finalizeRunRows(this.db, run, order, { cancelled: options.cancelled, held, claimAhead: this.inline }),
       );
       if (finalized.ahead) this.ahead.set(run.workflowId, finalized.ahead);
       const { ahead: _ahead, ...rest } = finalized;
@@ -211,6 +236,45 @@ export class PgRunStore implements RunStore {
     } finally {
       this.abandon(run.runId);
     }
+  }
+
+  /**
+   * The rows finalize would read, when this store knows them all (one statement instead of two): a run it claimed with
+   * every node fresh, within KNOWN_FOR_MS of the claim (far inside the 60 s after which another process may take a run
+   * over), each node ended here or never started (SKIPPED then), and every OUTPUT node that ran succeeded — its output's
+   * counts are its ledger's, read by its last step; a FAILED one falls back to the read, as does a cancel. The run is its
+   * own ledger (a retry or a send reuses nodes, so it is never fresh).
+   */
+  private knownRows(run: Parameters<RunStore["finalize"]>[0]): FinalRow[] | undefined {
+    const known = this.known.get(run.runId);
+    if (!known || Date.now() - known.claimedAt > KNOWN_FOR_MS || (run.ledgerRunId ?? run.runId) !== run.runId) return undefined;
+    const counts = { sent: 0, suppressed: 0, duplicates: 0, planned: 0 };
+    const rows: FinalRow[] = [];
+    const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+    for (const node of run.graph.nodes) {
+      const ended = known.nodes.get(node.id);
+      const status: NodeStatus = ended?.status ?? "PENDING";
+      const output = ended?.counts;
+      if (node.type === "OUTPUT" && status === "FAILED") return undefined;
+      if (node.type === "OUTPUT" && status === "SUCCESS") {
+        counts.sent += count(output?.emailsSent);
+        counts.suppressed += count(output?.suppressed);
+        counts.duplicates += count(output?.duplicates);
+        counts.planned += count(output?.emailsPlanned);
+      }
+      rows.push({
+        node_id: node.id,
+        status,
+        error: ended?.error ?? null,
+        row_count: node.type === "DATA_SOURCE" && status === "SUCCESS" ? count(output?.rowCount) : null,
+        filtered_out: node.type === "FILTER" && status === "SUCCESS" ? count(output?.filteredOut) : null,
+        emails_sent: 0,
+        suppressed: 0,
+        duplicates: 0,
+        planned: 0,
+      });
+    }
+    return rows.map((r) => ({ ...r, emails_sent: counts.sent, suppressed: counts.suppressed, duplicates: counts.duplicates, planned: counts.planned }));
   }
 
   private state(runId: string): RunState {

@@ -1,5 +1,5 @@
 import { and, asc, eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { getDb, getRunStateDb } from "@/db/client";
 import * as ledger from "@/db/queries/send-ledger";
 import { findUploadWithRows, readUploadRows, wholeUploadOf } from "@/db/queries/upload-rows";
@@ -90,6 +90,28 @@ describe("PgRunStore inline", () => {
       "- Run succeeded: 0 email(s) sent, 0 row(s) filtered out, 0 row(s) read",
     ]);
     expect((await runRow(runId))?.status).toBe("SUCCESS");
+  });
+
+  it("finalizes a run it executed whole in one statement, and reads first after a cancel", async () => {
+    for (const cancelled of [false, true]) {
+      const { runId, store, claimed } = await claimedFilterRun();
+      await store.startNode(runId, "t");
+      await store.nodeSucceeded(runId, "t", { output: {}, logMessages: ["Node \"t\" succeeded"] });
+      const execute = vi.spyOn(store.db, "execute");
+      try {
+        const finalized = await store.finalize(claimed!, ["t", "f"], { cancelled });
+        expect(finalized).toMatchObject({ status: cancelled ? "FAILED" : "SUCCESS", changed: true });
+        expect(execute).toHaveBeenCalledTimes(cancelled ? 2 : 1);
+      } finally {
+        execute.mockRestore();
+      }
+      // The node that never ran is SKIPPED either way, and the run's last line comes after the held one.
+      expect((await nodeRows(runId)).map((r) => [r.nodeId, r.status])).toEqual([["f", "SKIPPED"], ["t", "SUCCESS"]]);
+      expect((await logLines(runId)).slice(1)).toEqual([
+        't Node "t" succeeded',
+        cancelled ? "- Run cancelled: 0 email(s) sent before it stopped" : "- Run succeeded: 0 email(s) sent, 0 row(s) filtered out, 0 row(s) read",
+      ]);
+    }
   });
 
   it("shows a slow run as it is after DEFERRED_RUNNING_MS: finished nodes SUCCESS with their lines, the running one RUNNING", async () => {
