@@ -4,6 +4,7 @@ import { findUpload, findUploadWithRows, readUploadRows } from "@/db/queries/upl
 import { loadAiSettings } from "@/lib/ai/settings";
 import { acquireSendSlot, reportRateLimit, slotStatement } from "@/lib/email/pacing";
 import * as ledger from "@/db/queries/send-ledger";
+import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
 
 /** A running OUTPUT node's progress is written at most this often (the canvas polls about once a second). */
@@ -44,7 +45,10 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
         ledger.pendingInRange(volatile, key, execRunId, from, to, slot ? (when) => slotStatement(slot.key, slot.ratePerSecond, when) : undefined),
       markSent: async (key, execRunId, sent) => {
         await ledger.markSent(db, key, execRunId, sent);
-        if (progressDue(`${execRunId}:${key.nodeId}`)) await ledger.writeSentProgress(volatile, key, execRunId);
+        // Progress is what the canvas shows, never what is sent: a failed write waits for the next one (or the node's end).
+        if (progressDue(`${execRunId}:${key.nodeId}`)) {
+          await ledger.writeSentProgress(volatile, key, execRunId).catch((error) => log.warn("could not write a node's send progress", { runId: execRunId, error }));
+        }
       },
       writeProgress: (key, execRunId) => ledger.writeProgress(db, key, execRunId),
       markUnsentFailed: (key, error) => ledger.markUnsentFailed(db, key, error),

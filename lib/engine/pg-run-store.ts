@@ -75,7 +75,7 @@ export class PgRunStore implements RunStore {
   private readonly ahead = new Map<string, ClaimedRunInfo | "empty">();
   /**
    * Inline: runs this store claimed with every node row fresh (nothing reused, nothing from an earlier execution), and
-   * how each node ended here. finalize() then knows every row and the counts without reading them (see finalizeKnown).
+   * how each node ended here. finalize() then knows every row and the counts without reading them (see knownRows).
    */
   private readonly known = new Map<string, { claimedAt: number; nodes: Map<string, KnownNode> }>();
   private readonly inline: boolean;
