@@ -267,6 +267,16 @@ describe("DATA_SOURCE in one round trip", () => {
   });
 });
 
+/** A new account's run whose node "one" has recorded four pending emails, r0–r3@example.com (no node row yet). */
+async function fourPendingEmails() {
+  const { id: accountId } = await createTestAccount();
+  const db = await getDb();
+  const workflowId = await insertWorkflow(accountId, filterGraph);
+  const key = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "one", accountId };
+  await ledger.recordEmails(db, key, Array.from({ length: 4 }, (_, i) => ({ itemIndex: i, to: `r${i}@example.com`, subject: "s", status: "pending" as const })));
+  return { accountId, db, key };
+}
+
 describe("send ledger in one round trip", () => {
   it("recordAndBegin records, reopens and counts as recordEmails + beginSending, with the first batch's pending emails", async () => {
     const { id: accountId } = await createTestAccount();
@@ -301,11 +311,7 @@ describe("send ledger in one round trip", () => {
   });
 
   it("markSent answers the rows it changed once; writeSentProgress sets sent from the ledger, keeps total, never moves back", async () => {
-    const { id: accountId } = await createTestAccount();
-    const db = await getDb();
-    const workflowId = await insertWorkflow(accountId, filterGraph);
-    const key = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "one", accountId };
-    await ledger.recordEmails(db, key, Array.from({ length: 4 }, (_, i) => ({ itemIndex: i, to: `r${i}@example.com`, subject: "s", status: "pending" as const })));
+    const { db, key } = await fourPendingEmails();
     await db.insert(nodeResults).values({ runId: key.runId, nodeId: "one", type: "OUTPUT", status: "RUNNING", progress: { sent: 0, total: 9 } });
     const progress = async () => (await db.select().from(nodeResults).where(and(eq(nodeResults.runId, key.runId), eq(nodeResults.nodeId, "one"))))[0].progress;
     const sent = [{ itemIndex: 0, providerId: "p0" }, { itemIndex: 2, providerId: "p2" }];
@@ -319,11 +325,7 @@ describe("send ledger in one round trip", () => {
   });
 
   it("pendingInRange re-checks the suppressions added since the node started (every one while its start is unknown)", async () => {
-    const { id: accountId } = await createTestAccount();
-    const db = await getDb();
-    const workflowId = await insertWorkflow(accountId, filterGraph);
-    const key = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "one", accountId };
-    await ledger.recordEmails(db, key, Array.from({ length: 4 }, (_, i) => ({ itemIndex: i, to: `r${i}@example.com`, subject: "s", status: "pending" as const })));
+    const { accountId, db, key } = await fourPendingEmails();
     const hourAgo = new Date(Date.now() - 3_600_000);
     const status = async () =>
       (await db.select().from(emailSends).where(eq(emailSends.runId, key.runId)).orderBy(asc(emailSends.itemIndex))).map((r) => r.status);
