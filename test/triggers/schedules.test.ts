@@ -9,7 +9,8 @@ import { execRows, getDb } from "@/db/client";
 import * as workflowsRoute from "@/app/api/workflows/route";
 import * as workflowRoute from "@/app/api/workflows/[workflowId]/route";
 import { setClock } from "@/lib/clock";
-import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
+import { enqueueDueSlots, SLOT_GRACE_MS } from "@/lib/services/schedules/enqueue-due-slots";
+import { nextRunAt } from "@/lib/services/schedules/schedule-columns";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
 import { getRun, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
@@ -104,6 +105,17 @@ describe("the schedule field", () => {
     expect(typo.body.errors[0].path).toBe("schedule.timeZone");
     expect((await create({ cron: 5 })).body.code).toBe("validation_failed");
     expect((await create("0 9 * * *")).body.code).toBe("validation_failed");
+  });
+
+  it("nextRunAt names the slot the workflow stored (the one the sweep runs), unless it is past the grace window", () => {
+    // A PATCH that straddles a slot: its schedule stored at 16:00:59.900 (next slot 16:01), its answer built after 16:01.
+    const schedule = { cron: "* * * * *", timezone: "UTC", enabled: true };
+    const after = new Date("2026-11-24T16:01:00.100Z");
+    expect(nextRunAt(schedule, after, new Date("2026-11-24T16:01:00.000Z"))).toBe("2026-11-24T16:01:00.000Z");
+    expect(nextRunAt(schedule, after, null)).toBe("2026-11-24T16:02:00.000Z");
+    // A stored slot older than SLOT_GRACE_MS is skipped as missed: the next one after now is shown.
+    expect(nextRunAt(schedule, after, new Date(after.getTime() - SLOT_GRACE_MS - 1))).toBe("2026-11-24T16:02:00.000Z");
+    expect(nextRunAt({ ...schedule, enabled: false }, after, new Date("2026-11-24T16:01:00.000Z"))).toBeNull();
   });
 
   it("is set, disabled, changed and removed with PATCH; an invalid one changes nothing", async () => {

@@ -1,5 +1,6 @@
 import "server-only";
 import { AppError } from "@/lib/http/errors";
+import { SLOT_GRACE_MS } from "./enqueue-due-slots";
 import { nextSlot, scheduleProblems, type Schedule } from "./schedule-rules";
 
 export type ScheduleInput = { cron: string; timezone?: string; enabled?: boolean } | null;
@@ -19,9 +20,15 @@ export function scheduleColumns(input: ScheduleInput, now: Date): { schedule: Sc
   return { schedule, scheduleNextAt: schedule.enabled ? nextSlot(schedule, now) : null };
 }
 
-/** `nextRunAt` of the workflow view: the next slot after now, or null without an enabled schedule. */
-export function nextRunAt(schedule: Schedule | null | undefined, now: Date): string | null {
+/**
+ * `nextRunAt` of the workflow view: the slot the sweep will run next — the stored next slot (`storedNextAt`, the
+ * workflow's schedule_next_at) unless it is older than SLOT_GRACE_MS (then it is skipped as missed), else the next slot
+ * after now; null without an enabled schedule. A PATCH that straddles a slot (its schedule saved at 09:00:59.9, its
+ * answer built at 09:01:00.1) thus names the 09:01 slot it stored, which runs, and not 09:02.
+ */
+export function nextRunAt(schedule: Schedule | null | undefined, now: Date, storedNextAt?: Date | null): string | null {
   if (!schedule?.enabled) return null;
+  if (storedNextAt && storedNextAt.getTime() >= now.getTime() - SLOT_GRACE_MS) return storedNextAt.toISOString();
   try {
     return nextSlot(schedule, now)?.toISOString() ?? null;
   } catch {

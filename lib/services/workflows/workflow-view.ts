@@ -5,7 +5,7 @@ import { nextRunAt } from "@/lib/services/schedules/schedule-columns";
 type WorkflowRow = typeof workflows.$inferSelect;
 
 /** The API shape of a workflow (CONTRACT.md section 4). */
-export function toWorkflowView(row: Pick<WorkflowRow, "id" | "name" | "graph" | "version" | "createdAt" | "updatedAt"> & Partial<Pick<WorkflowRow, "schedule">>) {
+export function toWorkflowView(row: Pick<WorkflowRow, "id" | "name" | "graph" | "version" | "createdAt" | "updatedAt"> & Partial<Pick<WorkflowRow, "schedule" | "scheduleNextAt">>) {
   return {
     id: row.id,
     name: row.name,
@@ -14,7 +14,7 @@ export function toWorkflowView(row: Pick<WorkflowRow, "id" | "name" | "graph" | 
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     schedule: row.schedule ?? null,
-    nextRunAt: nextRunAt(row.schedule, nowDate()),
+    nextRunAt: nextRunAt(row.schedule, nowDate(), row.scheduleNextAt),
   };
 }
 
