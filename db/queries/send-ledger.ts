@@ -209,7 +209,7 @@ function suppressedSinceRecorded(key: LedgerKey, execRunId: string): SQL {
  * commit waits for the WAL flush, so concurrent batches queued behind each other's flush on its lock (~2–5 ms each on
  * this VM). writeSentProgress writes it apart, throttled (lib/engine/pg-node-ports.ts).
  */
-export async function markSent(db: Db, key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<number> {
+export async function markSent(db: Db, key: LedgerKey, sent: { itemIndex: number; providerId: string }[]): Promise<number> {
   if (sent.length === 0) return 0;
   const { rows, low, high } = sentRows(sent);
   // The item range bounds the index scan: without it a planner whose statistics predate the node's 40,000 ledger

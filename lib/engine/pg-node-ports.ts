@@ -44,7 +44,7 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       pendingInRange: (key, execRunId, from, to, slot) =>
         ledger.pendingInRange(volatile, key, execRunId, from, to, slot ? (when) => slotStatement(slot.key, slot.ratePerSecond, when) : undefined),
       markSent: async (key, execRunId, sent) => {
-        await ledger.markSent(db, key, execRunId, sent);
+        await ledger.markSent(db, key, sent);
         // Progress is what the canvas shows, never what is sent: a failed write waits for the next one (or the node's end).
         if (progressDue(`${execRunId}:${key.nodeId}`)) {
           await ledger.writeSentProgress(volatile, key, execRunId).catch((error) => log.warn("could not write a node's send progress", { runId: execRunId, error }));

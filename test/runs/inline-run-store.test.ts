@@ -291,7 +291,7 @@ describe("send ledger in one round trip", () => {
     ];
     for (const key of keys) {
       await ledger.recordEmails(db, key, emails(3));
-      await ledger.markSent(db, key, key.runId, [{ itemIndex: 0, providerId: "p0" }]);
+      await ledger.markSent(db, key, [{ itemIndex: 0, providerId: "p0" }]);
       await db.update(emailSends).set({ status: "failed" }).where(and(eq(emailSends.runId, key.runId), eq(emailSends.itemIndex, 1)));
     }
     await ledger.recordEmails(db, keys[0], emails(6));
@@ -305,7 +305,7 @@ describe("send ledger in one round trip", () => {
     expect(begun.first?.indexes).toEqual((await ledger.pendingInRange(db, keys[1], keys[1].runId, 0, 3)).indexes);
     expect(begun.first?.indexes).toEqual([1, 2]);
     // markSentAndCount: markSent + writeProgress.
-    await ledger.markSent(db, keys[0], keys[0].runId, [{ itemIndex: 1, providerId: "x" }]);
+    await ledger.markSent(db, keys[0], [{ itemIndex: 1, providerId: "x" }]);
     const expected = await ledger.writeProgress(db, keys[0], keys[0].runId);
     expect(await ledger.markSentAndCount(db, keys[1], keys[1].runId, [{ itemIndex: 1, providerId: "x" }])).toEqual(expected);
   });
@@ -315,8 +315,8 @@ describe("send ledger in one round trip", () => {
     await db.insert(nodeResults).values({ runId: key.runId, nodeId: "one", type: "OUTPUT", status: "RUNNING", progress: { sent: 0, total: 9 } });
     const progress = async () => (await db.select().from(nodeResults).where(and(eq(nodeResults.runId, key.runId), eq(nodeResults.nodeId, "one"))))[0].progress;
     const sent = [{ itemIndex: 0, providerId: "p0" }, { itemIndex: 2, providerId: "p2" }];
-    expect(await ledger.markSent(db, key, key.runId, sent)).toBe(2);
-    expect(await ledger.markSent(db, key, key.runId, sent)).toBe(0); // a repeated statement changes nothing
+    expect(await ledger.markSent(db, key, sent)).toBe(2);
+    expect(await ledger.markSent(db, key, sent)).toBe(0); // a repeated statement changes nothing
     await ledger.writeSentProgress(db, key, key.runId);
     expect(await progress()).toEqual({ sent: 2, total: 9 });
     await db.update(nodeResults).set({ progress: { sent: 3, total: 9 } }).where(and(eq(nodeResults.runId, key.runId), eq(nodeResults.nodeId, "one")));
