@@ -46,8 +46,20 @@ export async function recordEmails(db: Db, key: LedgerKey, emails: LedgerEmail[]
 
 async function recordChunk(db: Db, key: LedgerKey, emails: LedgerEmail[], start: number, reopen: boolean): Promise<void> {
   await db.execute(sql`
-    ${reopen ? sql`with reopened as (${reopenStatement(key)})` : sql``}
-    ${insertStatement(key, emails.slice(start, start + CHUNK))}`);
+    with ${reopen ? sql`reopened as (${reopenStatement(key)}), ` : sql``}inserted as (${insertStatement(key, emails.slice(start, start + CHUNK))} returning status)
+    ${quotaCountStatement(key.accountId)}`);
+}
+
+/**
+ * Adds the rows a statement's `inserted` CTE (returning `status`) inserted pending to today's count of the account
+ * (email_quota_counts, migration 0011): every ledger insert goes through here, so quotaBound is never below
+ * usedTodayExact. Rows are created at the transaction's now(), the day this counts them on.
+ */
+function quotaCountStatement(accountId: string): SQL {
+  return sql`insert into email_quota_counts as c (account_id, day, slot, n)
+    select ${accountId}, (now() at time zone 'utc')::date, pg_backend_pid() % 64, x.n
+    from (select count(*)::int as n from inserted where status = 'pending') x where x.n > 0
+    on conflict (account_id, day, slot) do update set n = c.n + excluded.n`;
 }
 
 /**
@@ -67,6 +79,7 @@ function insertStatement(key: LedgerKey, emails: LedgerEmail[]): SQL {
 
 /** What recordAndBegin answers: beginSending's figures and, when it was one statement, the first batch's. */
 export type Begun = {
+  /** The exact figure (usedTodayExact), or — when it settled the check — quotaBound's, which is never below it. */
   usedToday: number;
   thisNode: number;
   /** The pending emails of items [0, firstTo) (as pendingInRange answers for batch 0), when read with the rest. */
@@ -74,6 +87,28 @@ export type Begun = {
   /** The first batch's send slot, when `slot` was given and taken: milliseconds from the statement until it starts. */
   slotWaitMs?: number;
 };
+
+/**
+ * What the daily quota counts (EMAIL_DAILY_QUOTA): workflow emails the account sent or is about to send today (UTC),
+ * this node's apart — previews, suppressed, duplicate and failed records send nothing and do not count. An index scan
+ * over every email the account recorded today, each row read for its status: read it only when quotaBound cannot
+ * settle the check.
+ */
+function usedTodayExact(key: LedgerKey): SQL {
+  return sql`(select count(*) from email_sends
+    where account_id = ${key.accountId} and status in ('pending', 'sent')
+      and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
+      and not (run_id = ${key.runId} and node_id = ${key.nodeId}))::int`;
+}
+
+/**
+ * Every ledger row the account recorded pending today (UTC), whatever became of it: a few rows of email_quota_counts
+ * (quotaCountStatement), never decremented, so never below usedTodayExact (which counts a subset of those rows).
+ * When it plus the node's pending emails is within the quota, so is the exact figure, and the scan is skipped.
+ */
+function quotaBound(accountId: string): SQL {
+  return sql`select coalesce(sum(n), 0)::int as n from email_quota_counts where account_id = ${accountId} and day = (now() at time zone 'utc')::date`;
+}
 
 /**
  * recordEmails and beginSending in one round trip when the node has at most CHUNK emails (else as two calls): the
@@ -101,7 +136,7 @@ export async function recordAndBegin(
   const [row] = await execRows<{ used: number; mine: number; first: number[] | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
     db,
     sql`with reopened as (${reopenStatement(key)} returning e.item_index, e.status),
-        inserted as (${insertStatement(key, emails)} returning item_index, status), node_rows as (
+        inserted as (${insertStatement(key, emails)} returning item_index, status), counted as (${quotaCountStatement(key.accountId)}), node_rows as (
           select item_index, status from email_sends
           where run_id = ${key.runId} and node_id = ${key.nodeId} and status not in ('failed', 'pending')
           union all select item_index, status from reopened
@@ -113,10 +148,8 @@ export async function recordAndBegin(
           update node_results set progress = jsonb_build_object('sent', m.sent, 'total', ${options.progressTotal === undefined ? sql`m.sent + m.pending` : sql`${options.progressTotal}::int`})
           from mine m where run_id = ${execRunId} and node_id = ${key.nodeId}
         ), used as (
-          select count(*)::int as n from email_sends
-          where account_id = ${key.accountId} and status in ('pending', 'sent')
-            and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
-            and not (run_id = ${key.runId} and node_id = ${key.nodeId})
+          select case when b.n + (select pending from mine) <= ${options.quota}::int then b.n else ${usedTodayExact(key)} end as n
+          from (${quotaBound(key.accountId)}) b
         )${slot ? sql`, slot as (${slot})` : sql``}
         select (select n from used) as used, (select pending from mine) as mine,
           array(select item_index from node_rows where status = 'pending' and item_index < ${options.firstTo} order by item_index) as first,
@@ -359,12 +392,7 @@ export async function beginSending(db: Db, key: LedgerKey, execRunId: string): P
           update node_results set progress = jsonb_build_object('sent', m.sent, 'total', m.sent + m.pending)
           from mine m where run_id = ${execRunId} and node_id = ${key.nodeId}
         )
-        select
-          (select count(*) from email_sends
-            where account_id = ${key.accountId} and status in ('pending', 'sent')
-              and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
-              and not (run_id = ${key.runId} and node_id = ${key.nodeId}))::int as used,
-          (select pending from mine) as mine`,
+        select ${usedTodayExact(key)} as used, (select pending from mine) as mine`,
   );
   return { usedToday: Number(row?.used ?? 0), thisNode: Number(row?.mine ?? 0) };
 }

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, date, foreignKey, index, integer, jsonb, pgTable, primaryKey, smallint, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts";
 import { createdAt, ts } from "./columns";
 import { workflows } from "./workflows";
@@ -140,6 +140,18 @@ export const emailProviderIds = pgTable("email_provider_ids", {
   providerMessageId: text("provider_message_id").primaryKey(),
   emailId: text("email_id").notNull(),
 });
+
+/**
+ * How many ledger rows each account recorded pending per UTC day: an upper bound of what the daily quota counts, read
+ * before the exact count (db/queries/send-ledger.ts, which adds to it in every statement that inserts ledger rows), one
+ * row per (account, day, slot) so that concurrent inserts of one account do not wait on one row; never decremented.
+ */
+export const emailQuotaCounts = pgTable("email_quota_counts", {
+  accountId: text("account_id").notNull(),
+  day: date("day").notNull(),
+  slot: smallint("slot").notNull(),
+  n: integer("n").notNull(),
+}, (t) => [primaryKey({ name: "email_quota_counts_pk", columns: [t.accountId, t.day, t.slot] })]);
 
 /** One email of an OUTPUT node (CONTRACT 11, "Emails of a run"). */
 export type EmailSendStatus = "pending" | "sent" | "suppressed" | "duplicate" | "failed" | "preview";

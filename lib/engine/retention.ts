@@ -11,9 +11,9 @@ const IDEMPOTENCY_KEEP = "24 hours";
 const RUN_BATCH = 200;
 
 /**
- * The sweep's housekeeping (CONTRACT 12, "Retention"): deletes expired throttle counters, idempotency keys and OAuth
- * states, and, when `retentionDays` > 0, drops the node outputs and per-email records of runs that finished longer
- * ago. What stays: the run (status, result counts, error, times), its node summaries (status, error, item counts,
+ * The sweep's housekeeping (CONTRACT 12, "Retention"): deletes expired throttle counters, idempotency keys, OAuth
+ * states and the daily quota's counts of days before yesterday (UTC), and, when `retentionDays` > 0, drops the node
+ * outputs and per-email records of runs that finished longer ago. What stays: the run (status, result counts, error, times), its node summaries (status, error, item counts,
  * times) and its logs. A dropped run is marked (`outputs_expired_at`): its output endpoints answer 410
  * `output_expired`, and it can no longer be retried (nothing left to reuse).
  *
@@ -31,6 +31,8 @@ export async function pruneExpired(db: Db, options: { retentionDays: number; now
           delete from idempotency_keys where created_at < ${now.toISOString()}::timestamptz - ${IDEMPOTENCY_KEEP}::interval returning 1
         ), os as (
           delete from oauth_states where expires_at < ${now.toISOString()}::timestamptz returning 1
+        ), qc as (
+          delete from email_quota_counts where day < (${now.toISOString()}::timestamptz at time zone 'utc')::date - 1
         )
         select (select count(*) from rl)::int as rate_limits, (select count(*) from ik)::int as idempotency_keys,
                (select count(*) from os)::int as oauth_states`,

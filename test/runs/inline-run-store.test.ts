@@ -1,6 +1,6 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
-import { getDb, getRunStateDb } from "@/db/client";
+import { execRows, getDb, getRunStateDb } from "@/db/client";
 import * as ledger from "@/db/queries/send-ledger";
 import { findUploadWithRows, readUploadRows, wholeUploadOf } from "@/db/queries/upload-rows";
 import { emailSends, nodeResults, runLogs, runs, suppressions, workflows } from "@/db/schema";
@@ -296,11 +296,14 @@ describe("send ledger in one round trip", () => {
     }
     await ledger.recordEmails(db, keys[0], emails(6));
     const before = await ledger.beginSending(db, keys[0], keys[0].runId);
-    const begun = await ledger.recordAndBegin(db, keys[1], keys[1].runId, emails(6), { firstTo: 3, quota: 1_000_000 });
+    // A quota the day's count of rows recorded pending (8: the duplicate is not) plus this node's 4 does not settle:
+    // the exact count answers.
+    const begun = await ledger.recordAndBegin(db, keys[1], keys[1].runId, emails(6), { firstTo: 3, quota: 11 });
     expect(begun.thisNode).toBe(before.thisNode);
     expect(begun.thisNode).toBe(4);
     // The account's other emails today, as beginSending counts them after the insert.
     expect(begun.usedToday).toBe((await ledger.beginSending(db, keys[1], keys[1].runId)).usedToday);
+    expect(begun.usedToday).toBe(5);
     expect(await ledger.countByStatus(db, keys[1].runId, "two")).toEqual(await ledger.countByStatus(db, keys[0].runId, "one"));
     expect(begun.first?.indexes).toEqual((await ledger.pendingInRange(db, keys[1], keys[1].runId, 0, 3)).indexes);
     expect(begun.first?.indexes).toEqual([1, 2]);
@@ -308,6 +311,33 @@ describe("send ledger in one round trip", () => {
     await ledger.markSent(db, keys[0], [{ itemIndex: 1, providerId: "x" }]);
     const expected = await ledger.writeProgress(db, keys[0], keys[0].runId);
     expect(await ledger.markSentAndCount(db, keys[1], keys[1].runId, [{ itemIndex: 1, providerId: "x" }])).toEqual(expected);
+  });
+
+  it("recordAndBegin settles the daily quota with the day's count of recorded rows when that is within it, else counts exactly", async () => {
+    const { accountId, db, key } = await fourPendingEmails();
+    await db.update(emailSends).set({ status: "failed" }).where(and(eq(emailSends.runId, key.runId), eq(emailSends.itemIndex, 3)));
+    const workflowId = await insertWorkflow(accountId, filterGraph);
+    const two = (runId: string) => Array.from({ length: 2 }, (_, i) => ({ itemIndex: i, to: `n${i}@${runId}.example.com`, subject: "s", status: "pending" as const }));
+    const other = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "two", accountId };
+    // Far from the quota: the answer is the count of the 4 rows recorded pending today, the failed one included (never
+    // less than the 3 the quota counts), and no email scan was needed.
+    const far = await ledger.recordAndBegin(db, other, other.runId, two(other.runId), { firstTo: 2, quota: 1_000 });
+    expect(far).toMatchObject({ usedToday: 4, thisNode: 2 });
+    expect((await ledger.beginSending(db, other, other.runId)).usedToday).toBe(3);
+    // Near it: 6 rows recorded today + 2 is over 7, the exact figure (3 + 2 pending of `other`) + 2 is not.
+    const third = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "three", accountId };
+    const near = await ledger.recordAndBegin(db, third, third.runId, two(third.runId), { firstTo: 2, quota: 7 });
+    expect(near).toMatchObject({ usedToday: 5, thisNode: 2, first: { indexes: [0, 1] } });
+    // Over it even exactly: the figures say so (the node fails on them; no slot is taken).
+    const fourth = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "four", accountId };
+    expect(await ledger.recordAndBegin(db, fourth, fourth.runId, two(fourth.runId), { firstTo: 2, quota: 8 })).toMatchObject({ usedToday: 7, thisNode: 2 });
+    // Recorded again (a resume): nothing is inserted, nothing counted. A duplicate is not counted either.
+    await ledger.recordEmails(db, other, [...two(other.runId), { itemIndex: 2, to: "n0@example.com", subject: "s", status: "duplicate" }]);
+    const days = await execRows<{ today: boolean; n: number }>(
+      db,
+      sql`select day = (now() at time zone 'utc')::date as today, sum(n)::int as n from email_quota_counts where account_id = ${accountId} group by 1`,
+    );
+    expect(days).toEqual([{ today: true, n: 10 }]);
   });
 
   it("markSent answers the rows it changed once; writeSentProgress sets sent from the ledger, keeps total, never moves back", async () => {

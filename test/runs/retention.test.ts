@@ -33,6 +33,9 @@ describe("pruneExpired", () => {
       (${id}, 'run', ${`old:${tag}`}, 'x', now() - interval '25 hours'), (${id}, 'run', ${`new:${tag}`}, 'y', now())`);
     await db.execute(sql`insert into oauth_states (id, account_id, code_verifier, expires_at) values
       (${`old:${tag}`}, ${id}, 'v', now() - interval '1 minute'), (${`new:${tag}`}, ${id}, 'v', now() + interval '10 minutes')`);
+    // The daily quota's counts: today's and yesterday's stay (a day's count is read until it ends), older ones go.
+    await db.execute(sql`insert into email_quota_counts (account_id, day, slot, n) values
+      (${id}, (now() at time zone 'utc')::date, 0, 1), (${id}, (now() at time zone 'utc')::date - 1, 0, 2), (${id}, (now() at time zone 'utc')::date - 2, 0, 3)`);
 
     const report = await pruneExpired(db, { retentionDays: 0, now });
     expect(report.rateLimits).toBeGreaterThanOrEqual(1);
@@ -45,6 +48,8 @@ describe("pruneExpired", () => {
           union all select id from oauth_states where id like ${`%${tag}`}`,
     );
     expect(left.map((r) => r.k).sort()).toEqual([`new:${tag}`, `new:${tag}`, `new:${tag}`]);
+    const counts = await execRows<{ n: number }>(db, sql`select n from email_quota_counts where account_id = ${id} order by n`);
+    expect(counts.map((r) => r.n)).toEqual([1, 2]);
   });
 
   it("drops old runs' outputs and emails, keeps summaries and logs, answers 410 and refuses a retry", async () => {
