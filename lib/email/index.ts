@@ -1,14 +1,25 @@
 import "server-only";
-import { getConfig } from "@/lib/config";
+import { getConfig, type Config } from "@/lib/config";
 import { createMailboxSender } from "./mailbox-sender";
 import { createResendSender } from "./resend-sender";
 import type { EmailSender } from "./types";
 
 export * from "./types";
 
-/** Resend when RESEND_API_KEY is set (RESEND_BASE_URL points it elsewhere), otherwise the local mailbox. */
+let made: { config: Config; sender: EmailSender } | undefined;
+
+/**
+ * Resend when RESEND_API_KEY is set (RESEND_BASE_URL points it elsewhere), otherwise the local mailbox. One sender per
+ * configuration (a new one after resetConfig): an OUTPUT node asks several times per batch, and a Resend client with
+ * its key's hash cost ~0.1 ms of CPU per tiny run when made each time.
+ */
 export function getEmailSender(): EmailSender {
   const config = getConfig();
+  if (made?.config !== config) made = { config, sender: makeSender(config) };
+  return made.sender;
+}
+
+function makeSender(config: Config): EmailSender {
   if (config.emailTransport === "resend" && config.resend.apiKey) {
     return createResendSender({ apiKey: config.resend.apiKey, baseUrl: config.resend.baseUrl, from: config.emailFrom });
   }
