@@ -35,8 +35,13 @@ const renderedEmails = new WeakMap<NodeRuntime, (RenderedEmail | undefined)[]>()
  * Ledger rows per statement while the node records its emails (the ledger's chunk, db/queries/send-ledger.ts). A
  * node with more emails records the first rows, then sends its first batches while the rest are recorded (the first
  * email of 40,000 leaves before their ledger rows are all written), when the daily quota surely allows every email.
+ * Half as many on the embedded PGlite: its one connection runs a statement at a time, and a request's statement waits
+ * for the one being executed — 1,000 rows took 40–105 ms there (bench/freeze.ts: GET run p99 138–218 → 91–173 ms with
+ * 500), while on PostgreSQL 500 cost the 100,000-row run 8–12 % of its time (more statements, same rows).
  */
-const LEDGER_CHUNK = 1000;
+export function ledgerChunk(): number {
+  return getConfig().databaseUrl ? 1000 : 500;
+}
 
 function take<T extends { at: number }>(stash: WeakMap<NodeRuntime, T>, rt: NodeRuntime): T | undefined {
   const value = stash.get(rt);
@@ -215,7 +220,7 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, start
  * Records the node's emails in the send ledger (before any provider call) and checks Flowmail's own EMAIL_DAILY_QUOTA
  * before the first email, so a node never stops half-way for it; sets progress. One round trip when the ledger port
  * can (recordAndBegin), which also reads the first batch's pending emails and takes its send slot for runBatch. A node
- * of more than LEDGER_CHUNK emails records that many this way; then, when the quota surely allows every email (today's
+ * of more than ledgerChunk() emails records that many this way; then, when the quota surely allows every email (today's
  * count plus all the node's emails, suppressed and already sent ones included), it sends its first batches while the
  * rest are recorded (recordWhileSending); otherwise it records the rest and checks the exact count first.
  */
@@ -227,7 +232,8 @@ async function beginSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: Ledger
     return checkQuota(rt, key, quota, await ledger.beginSending(key, rt.runId));
   }
   const planned = emails.reduce((n, e) => n + (e.status === "pending" ? 1 : 0), 0);
-  const head = emails.length > LEDGER_CHUNK ? emails.slice(0, LEDGER_CHUNK) : emails;
+  const chunk = ledgerChunk();
+  const head = emails.length > chunk ? emails.slice(0, chunk) : emails;
   const begun = await ledger.recordAndBegin(key, rt.runId, head, {
     firstTo: Math.min(items, EMAILS_PER_BATCH),
     quota,
@@ -241,7 +247,7 @@ async function beginSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: Ledger
   if (head !== emails) {
     // Perhaps over the quota: the exact count (suppressed addresses and emails sent by an earlier run of the chain do
     // not count) needs every row before any email leaves.
-    await ledger.recordEmails(key, emails.slice(LEDGER_CHUNK), { reopen: false });
+    await ledger.recordEmails(key, emails.slice(chunk), { reopen: false });
     await checkQuota(rt, key, quota, await ledger.beginSending(key, rt.runId));
   } else {
     await checkQuota(rt, key, quota, begun);
@@ -259,7 +265,7 @@ async function checkQuota(rt: NodeRuntime, key: LedgerKey, quota: number, { used
 }
 
 /**
- * Records the node's emails after the first LEDGER_CHUNK (one statement per LEDGER_CHUNK, two in flight) while its
+ * Records the node's emails after the first ledgerChunk() (one statement per ledgerChunk(), two in flight) while its
  * first batches are sent one at a time, as far as the rows recorded so far reach; then writes the node's progress
  * from its counts. Returns once every row is recorded and no batch of it is being sent: the engine's batch steps send
  * the rest (a batch sent here finds nothing pending there), so a resume after this step always finds every row. A
@@ -267,9 +273,10 @@ async function checkQuota(rt: NodeRuntime, key: LedgerKey, quota: number, { used
  */
 async function recordWhileSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: LedgerKey, emails: LedgerEmail[], first?: FirstBatch): Promise<void> {
   const { ledger } = rt.ports;
-  const chunks = Math.ceil(emails.length / LEDGER_CHUNK);
+  const chunk = ledgerChunk();
+  const chunks = Math.ceil(emails.length / chunk);
   const recorded = Array.from({ length: chunks }, (_, c) => c === 0);
-  let recordedUpTo = LEDGER_CHUNK; // every item below has its row
+  let recordedUpTo = chunk; // every item below has its row
   let next = 1;
   let recording = true;
   let failed = false;
@@ -283,15 +290,15 @@ async function recordWhileSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: 
     while (next < chunks && !failed) {
       const c = next++;
       try {
-        await ledger.recordEmails(key, emails.slice(c * LEDGER_CHUNK, (c + 1) * LEDGER_CHUNK), { reopen: false });
+        await ledger.recordEmails(key, emails.slice(c * chunk, (c + 1) * chunk), { reopen: false });
       } catch (error) {
         failed = true;
         throw error;
       }
       recorded[c] = true;
-      let upTo = recordedUpTo / LEDGER_CHUNK;
+      let upTo = recordedUpTo / chunk;
       while (upTo < chunks && recorded[upTo]) upTo++;
-      recordedUpTo = upTo * LEDGER_CHUNK;
+      recordedUpTo = upTo * chunk;
       notify();
     }
   };
