@@ -21,6 +21,36 @@ describe("PGlite in a worker thread", () => {
     expect(codes).toContain("23502"); // not_null_violation
   });
 
+  it("binds a repeated statement to one prepared statement with the same answers as a fresh one, and recovers from errors and a changed table", async () => {
+    await handle.db.execute(sql`create table t_prepared (id int primary key, at timestamptz, doc jsonb, tags text[], n numeric)`);
+    await handle.db.execute(sql`insert into t_prepared values (1, '2026-11-26T10:00:00Z', '{"a":[1,2]}', '{x,y}', 1.5)`);
+    const read = (id: number) =>
+      execRows(handle.db, sql`with r as (select * from t_prepared where id = ${id}) select id, at, doc, tags, n, (select count(*)::int from r) as c from r`);
+    const first = await read(1);
+    const again = await read(1); // the same text: bound to the statement prepared by the first
+    expect(again).toEqual(first);
+    const named = await execRows<{ name: string }>(handle.db, sql`select name from pg_prepared_statements where statement like ${"with r as (select * from t_prepared%"}`);
+    expect(named).toHaveLength(1);
+    // drizzle's parsers (timestamps as text), JSON and arrays parsed, numeric as text, as through PGlite's query().
+    expect(first).toEqual([{ id: 1, at: "2026-11-26 10:00:00+00", doc: { a: [1, 2] }, tags: ["x", "y"], n: "1.5", c: 1 }]);
+    // Parameters of every kind go through PGlite's serializers: a Date, an object for jsonb, an array, null.
+    await handle.db.execute(sql`insert into t_prepared values (${2}, ${new Date("2026-01-02T03:04:05Z").toISOString()}, ${JSON.stringify({ b: true })}, ${"{z}"}, ${null})`);
+    expect(await read(2)).toEqual([{ id: 2, at: "2026-01-02 03:04:05+00", doc: { b: true }, tags: ["z"], n: null, c: 1 }]);
+    // An error in a prepared statement keeps its SQLSTATE, and the statement works afterwards.
+    const insert = (id: number) => handle.db.execute(sql`insert into t_prepared (id) values (${id})`);
+    await insert(3);
+    const duplicate = await insert(3).catch((e: unknown) => e);
+    expect([(duplicate as { code?: string }).code, (duplicate as { cause?: { code?: string } }).cause?.code]).toContain("23505");
+    await insert(4);
+    // A table whose columns changed: the prepared statement's result type is stale; the statement still answers.
+    await handle.db.execute(sql`alter table t_prepared add column extra text default 'e'`);
+    const star = () => execRows(handle.db, sql`select * from t_prepared where id = ${1}`);
+    await handle.db.execute(sql`alter table t_prepared drop column extra`);
+    const before = await star();
+    await handle.db.execute(sql`alter table t_prepared add column extra text default 'e'`);
+    expect(await star()).toEqual([{ ...before[0], extra: "e" }]);
+  });
+
   it("commits, rolls back, and holds statements from outside a transaction until it ends", async () => {
     await handle.db.execute(sql`create table t_worker (v int)`);
     await handle.db.transaction(async (tx) => {
