@@ -324,6 +324,8 @@ describe("send ledger in one round trip", () => {
     const far = await ledger.recordAndBegin(db, other, other.runId, two(other.runId), { firstTo: 2, quota: 1_000 });
     expect(far).toMatchObject({ usedToday: 4, thisNode: 2 });
     expect((await ledger.beginSending(db, other, other.runId)).usedToday).toBe(3);
+    // A node with nothing to send has no quota to check: no count (0), whatever the day holds.
+    expect(await ledger.beginSending(db, { ...other, nodeId: "nothing" }, other.runId)).toEqual({ usedToday: 0, thisNode: 0 });
     // Near it: 6 rows recorded today + 2 is over 7, the exact figure (3 + 2 pending of `other`) + 2 is not.
     const third = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "three", accountId };
     const near = await ledger.recordAndBegin(db, third, third.runId, two(third.runId), { firstTo: 2, quota: 7 });
