@@ -132,7 +132,7 @@ export async function recordAndBegin(
     return beginSending(db, key, execRunId);
   }
   const slot = options.slot?.(sql`exists (select 1 from node_rows where status = 'pending' and item_index < ${options.firstTo})
-      and (select n from used) + (select pending from mine) <= ${options.quota}`);
+      and (select n from used) + (select pending from mine) <= ${options.quota}::bigint`);
   const [row] = await execRows<{ used: number; mine: number; first: number[] | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
     db,
     sql`with reopened as (${reopenStatement(key)} returning e.item_index, e.status),
@@ -148,7 +148,7 @@ export async function recordAndBegin(
           update node_results set progress = jsonb_build_object('sent', m.sent, 'total', ${options.progressTotal === undefined ? sql`m.sent + m.pending` : sql`${options.progressTotal}::int`})
           from mine m where run_id = ${execRunId} and node_id = ${key.nodeId}
         ), used as (
-          select case when b.n + (select pending from mine) <= ${options.quota}::int then b.n else ${usedTodayExact(key)} end as n
+          select case when b.n + (select pending from mine) <= ${options.quota}::bigint then b.n else ${usedTodayExact(key)} end as n
           from (${quotaBound(key.accountId)}) b
         )${slot ? sql`, slot as (${slot})` : sql``}
         select (select n from used) as used, (select pending from mine) as mine,

@@ -340,6 +340,9 @@ describe("send ledger in one round trip", () => {
       sql`select day = (now() at time zone 'utc')::date as today, sum(n)::int as n from email_quota_counts where account_id = ${accountId} group by 1`,
     );
     expect(days).toEqual([{ today: true, n: 10 }]);
+    // EMAIL_DAILY_QUOTA is any positive integer, past PostgreSQL's int too.
+    const fifth = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "five", accountId };
+    expect(await ledger.recordAndBegin(db, fifth, fifth.runId, two(fifth.runId), { firstTo: 2, quota: 5_000_000_000 })).toMatchObject({ usedToday: 10, thisNode: 2 });
   });
 
   it("markSent answers the rows it changed once; writeSentProgress sets sent from the ledger, keeps total, never moves back", async () => {
