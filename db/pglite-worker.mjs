@@ -61,7 +61,8 @@ const exec = async (message) => (await pg.execProtocol(message, { syncToFs: fals
 async function preparedQuery(sql, params, options) {
   await pg.waitReady;
   let stale = false;
-  const result = await pg._runExclusiveQuery(async () => {
+  // The locks PGlite's query() takes: no statement of ours can land inside a transaction of its API.
+  const result = await pg._runExclusiveTransaction(() => pg._runExclusiveQuery(async () => {
     let entry = prepared.get(sql);
     const messages = [];
     try {
@@ -95,7 +96,7 @@ async function preparedQuery(sql, params, options) {
     if (stale) return undefined;
     await pg.syncToFs();
     return parse.parseResults(messages, pg.parsers, options)[0];
-  });
+  }));
   return stale ? pg.query(sql, params, options) : result;
 }
 
