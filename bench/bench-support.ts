@@ -1,6 +1,7 @@
 // Shared setup of the run benchmarks: a database (PGlite in a temp dir, or DATABASE_URL), an account, an upload.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -121,3 +122,21 @@ for (let i = 0; i < rows; i++) {
 fs.writeSync(fd, buffer);
 fs.closeSync(fd);
 `;
+
+/**
+ * A CPU profile of this process from now until the returned function is called, written to BENCH_CPU_PROFILE (open it
+ * in Chrome's DevTools); without that variable, nothing is recorded and the function does nothing.
+ */
+export async function startCpuProfile(): Promise<() => Promise<void>> {
+  const file = process.env.BENCH_CPU_PROFILE;
+  if (!file) return async () => {};
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return async () => {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
+}

@@ -3,11 +3,9 @@
 // the fake Resend runs in a process of its own, as the provider is on another machine) and the wall time per step kind.
 // Usage: npx tsx --conditions=react-server bench/run-pipeline.ts   (DATABASE_URL=postgres://… for PostgreSQL)
 // BENCH_CPU_PROFILE=file.cpuprofile: a CPU profile of this process from the enqueue to the run's end (not the set-up).
-import { writeFileSync } from "node:fs";
-import { Session } from "node:inspector/promises";
 import os from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, mb, rssSampler } from "./bench-support";
+import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, mb, rssSampler, startCpuProfile } from "./bench-support";
 import { startFakeResendProcess } from "./fake-resend-process";
 import { postgresCpuMs } from "./server-support";
 
@@ -83,19 +81,10 @@ async function main() {
     if (now - lastTick > 110) holds.push(`${Math.round(now - lastTick - 10)}ms@+${((lastTick - started) / 1000).toFixed(1)}s`);
     lastTick = now;
   }, 10);
-  const profiler = process.env.BENCH_CPU_PROFILE ? new Session() : undefined;
-  if (profiler) {
-    profiler.connect();
-    await profiler.post("Profiler.enable");
-    await profiler.post("Profiler.start");
-  }
+  const stopProfile = await startCpuProfile();
   const { run } = await enqueueRun(accountId, workflowId, undefined);
   await executor.idle();
-  if (profiler) {
-    const { profile } = await profiler.post("Profiler.stop");
-    writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(profile));
-    profiler.disconnect();
-  }
+  await stopProfile();
   clearInterval(ticker);
   loopDelay.disable();
   const seconds = (performance.now() - started) / 1000;

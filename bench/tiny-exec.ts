@@ -6,10 +6,8 @@
  *   npx tsx --conditions=react-server bench/tiny-exec.ts [runs=2000]   (DATABASE_URL=postgres://… for PostgreSQL)
  *   BENCH_CPU_PROFILE=file.cpuprofile writes a CPU profile of the executing alone.
  */
-import { writeFileSync } from "node:fs";
-import { Session } from "node:inspector/promises";
 import os from "node:os";
-import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow } from "./bench-support";
+import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, startCpuProfile } from "./bench-support";
 import { startFakeResendProcess } from "./fake-resend-process";
 import { postgresCpuMs } from "./server-support";
 
@@ -49,12 +47,7 @@ async function main() {
   await stopEmbeddedExecutor();
   for (let i = 0; i < RUNS; i++) await enqueueRun(accountId, workflowIds[i % WORKFLOWS], undefined);
   const before = (await resend.figures()).delivered;
-  const profiler = process.env.BENCH_CPU_PROFILE ? new Session() : undefined;
-  if (profiler) {
-    profiler.connect();
-    await profiler.post("Profiler.enable");
-    await profiler.post("Profiler.start");
-  }
+  const stopProfile = await startCpuProfile();
   const onPostgres = driver === "postgres";
   const cpu = process.cpuUsage();
   const pg0 = onPostgres ? postgresCpuMs() : NaN;
@@ -65,11 +58,7 @@ async function main() {
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const pgMs = onPostgres ? postgresCpuMs() - pg0 : NaN;
-  if (profiler) {
-    const { profile } = await profiler.post("Profiler.stop");
-    writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(profile));
-    profiler.disconnect();
-  }
+  await stopProfile();
   await stopEmbeddedExecutor();
   const delivered = (await resend.figures()).delivered - before;
   await resend.close();
