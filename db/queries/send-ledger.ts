@@ -148,6 +148,8 @@ export async function recordAndBegin(
           update node_results set progress = jsonb_build_object('sent', m.sent, 'total', ${options.progressTotal === undefined ? sql`m.sent + m.pending` : sql`${options.progressTotal}::int`})
           from mine m where run_id = ${execRunId} and node_id = ${key.nodeId}
         ), used as (
+          -- No shortcut for a head with nothing pending (as beginSending has): the caller adds the node's later rows
+          -- to this figure to decide whether the quota surely allows them all.
           select case when b.n + (select pending from mine) <= ${options.quota}::bigint then b.n else ${usedTodayExact(key)} end as n
           from (${quotaBound(key.accountId)}) b
         )${slot ? sql`, slot as (${slot})` : sql``}

@@ -248,8 +248,9 @@ export class PgRunStore implements RunStore {
   private knownRows(run: Parameters<RunStore["finalize"]>[0]): FinalRow[] | undefined {
     const known = this.known.get(run.runId);
     if (!known || Date.now() - known.claimedAt > KNOWN_FOR_MS || (run.ledgerRunId ?? run.runId) !== run.runId) return undefined;
-    const counts = { sent: 0, suppressed: 0, duplicates: 0, planned: 0 };
-    const rows: FinalRow[] = [];
+    // The run's ledger counts, the same on every row (as finalizeRunRows reads them beside each node).
+    const ledger = { emails_sent: 0, suppressed: 0, duplicates: 0, planned: 0 };
+    const nodes: Omit<FinalRow, keyof typeof ledger>[] = [];
     const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
     for (const node of run.graph.nodes) {
       const ended = known.nodes.get(node.id);
@@ -257,24 +258,20 @@ export class PgRunStore implements RunStore {
       const output = ended?.counts;
       if (node.type === "OUTPUT" && status === "FAILED") return undefined;
       if (node.type === "OUTPUT" && status === "SUCCESS") {
-        counts.sent += count(output?.emailsSent);
-        counts.suppressed += count(output?.suppressed);
-        counts.duplicates += count(output?.duplicates);
-        counts.planned += count(output?.emailsPlanned);
+        ledger.emails_sent += count(output?.emailsSent);
+        ledger.suppressed += count(output?.suppressed);
+        ledger.duplicates += count(output?.duplicates);
+        ledger.planned += count(output?.emailsPlanned);
       }
-      rows.push({
+      nodes.push({
         node_id: node.id,
         status,
         error: ended?.error ?? null,
         row_count: node.type === "DATA_SOURCE" && status === "SUCCESS" ? count(output?.rowCount) : null,
         filtered_out: node.type === "FILTER" && status === "SUCCESS" ? count(output?.filteredOut) : null,
-        emails_sent: 0,
-        suppressed: 0,
-        duplicates: 0,
-        planned: 0,
       });
     }
-    return rows.map((r) => ({ ...r, emails_sent: counts.sent, suppressed: counts.suppressed, duplicates: counts.duplicates, planned: counts.planned }));
+    return nodes.map((n) => ({ ...n, ...ledger }));
   }
 
   private state(runId: string): RunState {
