@@ -102,9 +102,8 @@ export async function uploadColumns(db: Db, uploadId: string): Promise<string[] 
 async function readRows(db: Db, upload: { id: string; columns: string[] }, offset: number, limit: number): Promise<CsvRow[]> {
   const end = Math.min(offset + limit, MAX_ROWS);
   const out: CsvRow[] = [];
-  let after = -1;
-  for (;;) {
-    const chunks = await db
+  const page = (after: number) =>
+    db
       .select({ chunkIndex: uploadChunks.chunkIndex, firstRow: uploadChunks.firstRow, rowCount: uploadChunks.rowCount, rows: uploadChunks.rows })
       .from(uploadChunks)
       .where(
@@ -116,7 +115,18 @@ async function readRows(db: Db, upload: { id: string; columns: string[] }, offse
         ),
       )
       .orderBy(asc(uploadChunks.chunkIndex))
-      .limit(CHUNKS_PER_PAGE);
+      .limit(CHUNKS_PER_PAGE)
+      .execute(); // now, once (a query builder runs again for each then())
+  let next = page(-1);
+  for (;;) {
+    const chunks = await next;
+    const full = chunks.length === CHUNKS_PER_PAGE;
+    // The next page is read while this one is converted (the database's time and ours overlap: 100,000 rows on
+    // PGlite, 10 pages, left ~25 ms of conversion between one page's answer and the next one's statement).
+    if (full) {
+      next = page(chunks[chunks.length - 1].chunkIndex);
+      next.catch(() => {}); // awaited on the next turn (or dropped with this read's own error)
+    }
     for (const chunk of chunks) {
       for (let i = 0; i < chunk.rows.length; i++) {
         const index = chunk.firstRow + i;
@@ -124,8 +134,7 @@ async function readRows(db: Db, upload: { id: string; columns: string[] }, offse
         out.push(cellsToRow(upload.columns, chunk.rows[i]));
       }
     }
-    if (chunks.length < CHUNKS_PER_PAGE) return out;
-    after = chunks[chunks.length - 1].chunkIndex;
+    if (!full) return out;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }

@@ -44,32 +44,55 @@ export function forEachItems(node: NodeOf<"OUTPUT">, rt: NodeRuntime): unknown[]
  * the address (an HMAC) is computed only when the body names it; the sender adds it to the email before sending.
  */
 export function renderEmail(node: NodeOf<"OUTPUT">, rt: NodeRuntime, item: unknown, itemIndex: number, options: { headerUrl?: boolean } = {}): RenderedEmail | string {
-  const data = outputData(node);
-  const html = data.format === "html";
-  const ctx = (field: string) => rt.templateContext(field, { value: item, index: itemIndex });
-  let to: string, subject: string, body: string;
-  let unsubscribe: string | undefined;
-  try {
-    to = renderTemplateString(data.to, ctx("to"), { html: false });
-    subject = renderTemplateString(data.subject, ctx("subject"), { html: false });
-    if (/[\r\n]/.test(to) || /[\r\n]/.test(subject)) {
-      return `item ${itemIndex}: the rendered "to" or "subject" contains a line break, which would let data inject email headers`;
-    }
-    to = normalizeEmail(to);
-    if (!EMAIL_ADDRESS.test(to)) {
-      return `item ${itemIndex}: "to" rendered as ${JSON.stringify(to.slice(0, 80))}, which is not one valid email address`;
-    }
-    if ((data.unsubscribe !== false && options.headerUrl !== false) || usesUnsubscribeUrl(data.body)) unsubscribe = unsubscribeUrl(rt.accountId, to);
-    body = renderTemplateString(data.body, { ...ctx("body"), unsubscribeUrl: unsubscribe }, { html });
-  } catch (error) {
-    if (error instanceof TemplateError) return error.message;
-    throw error;
-  }
-  const email: RenderedEmail = html ? { itemIndex, to, subject, html: body } : { itemIndex, to, subject, text: body };
-  if (data.unsubscribe !== false) email.unsubscribeUrl = unsubscribe;
-  return email;
+  return emailRenderer(node, rt, options)(item, itemIndex);
 }
 
+/**
+ * renderEmail for many items of one node: what depends only on the node is worked out once, and one template context
+ * is reused (its item, index and field set before each template; rendering reads it synchronously and keeps nothing).
+ * 40,000 emails (bench/render-emails.ts): 155–245 ms → 43–98 ms; a context object per template (three per email,
+ * each a spread with its closure) was most of the time.
+ */
+function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: { headerUrl?: boolean }): (item: unknown, itemIndex: number) => RenderedEmail | string {
+  const data = outputData(node);
+  const html = data.format === "html";
+  const withUnsubscribe = data.unsubscribe !== false;
+  const urlAlways = withUnsubscribe && options.headerUrl !== false;
+  const urlInBody = usesUnsubscribeUrl(data.body);
+  const ctx = rt.templateContext("to", { value: undefined, index: 0 });
+  return (item, itemIndex) => {
+    ctx.item = item;
+    ctx.itemIndex = itemIndex;
+    ctx.unsubscribeUrl = undefined;
+    let to: string, subject: string, body: string;
+    let unsubscribe: string | undefined;
+    try {
+      ctx.field = "to";
+      to = renderTemplateString(data.to, ctx, { html: false });
+      ctx.field = "subject";
+      subject = renderTemplateString(data.subject, ctx, { html: false });
+      if (LINE_BREAK.test(to) || LINE_BREAK.test(subject)) {
+        return `item ${itemIndex}: the rendered "to" or "subject" contains a line break, which would let data inject email headers`;
+      }
+      to = normalizeEmail(to);
+      if (!EMAIL_ADDRESS.test(to)) {
+        return `item ${itemIndex}: "to" rendered as ${JSON.stringify(to.slice(0, 80))}, which is not one valid email address`;
+      }
+      if (urlAlways || urlInBody) unsubscribe = unsubscribeUrl(rt.accountId, to);
+      ctx.field = "body";
+      ctx.unsubscribeUrl = unsubscribe;
+      body = renderTemplateString(data.body, ctx, { html });
+    } catch (error) {
+      if (error instanceof TemplateError) return error.message;
+      throw error;
+    }
+    const email: RenderedEmail = html ? { itemIndex, to, subject, html: body } : { itemIndex, to, subject, text: body };
+    if (withUnsubscribe) email.unsubscribeUrl = unsubscribe;
+    return email;
+  };
+}
+
+const LINE_BREAK = /[\r\n]/;
 const usesUnsubscribeUrl = (body: string) => /\{\{\s*unsubscribeUrl\s*\}\}/.test(body);
 
 /** RFC 8058 one-click unsubscribe headers. */
@@ -92,10 +115,11 @@ export async function renderAllEmails(
   const problems: string[] = [];
   const emails: RenderedEmail[] = [];
   let count = 0;
+  const render = emailRenderer(node, rt, options);
   for (let i = 0; i < items.length; i++) {
-    // 40,000 emails render in ~0.3 s of CPU: hand the event loop back every slice so that requests are not held.
+    // 40,000 emails render in ~50–100 ms of CPU: hand the event loop back every slice so that requests are not held.
     if (i > 0 && i % RENDER_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    const result = renderEmail(node, rt, items[i], i, options);
+    const result = render(items[i], i);
     if (typeof result === "string") {
       count++;
       if (problems.length < 3) problems.push(result);
