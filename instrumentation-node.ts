@@ -19,4 +19,15 @@ export async function registerNode(): Promise<void> {
   // SIGTERM/SIGINT hand running runs back at their next step boundary, so the next process resumes them at once.
   installShutdownHandBack();
   (await import("./lib/webhooks/delivery-loop")).startWebhookDeliveryLoop();
+  // TRACE_EVENT_LOOP_MS=N (a diagnostic for bench/freeze.ts): each time the event loop was held N ms or more, stderr says when.
+  const traceMs = Number(process.env.TRACE_EVENT_LOOP_MS);
+  if (traceMs > 0) {
+    let last = performance.now();
+    setInterval(() => {
+      const now = performance.now();
+      const held = now - last - 5;
+      last = now;
+      if (held >= traceMs) process.stderr.write(`[event loop] ${new Date().toISOString()} held ~${held.toFixed(0)}ms mono=${process.hrtime.bigint() / 1000n}\n`);
+    }, 5).unref();
+  }
 }

@@ -205,9 +205,15 @@ function pump() {
   });
 }
 
+// PGLITE_TRACE_MS=N: every statement that held the thread N ms or more is written to stderr with the time it ended,
+// its lane, how long it waited in its lane and the start of its SQL (a diagnostic for bench/freeze.ts).
+const traceMs = process.env.PGLITE_TRACE_MS ? Number(process.env.PGLITE_TRACE_MS) : undefined;
+
 async function execute(message) {
+  const began = traceMs === undefined ? 0 : performance.now();
   try {
     const result = await handlers[message.op](message);
+    if (traceMs !== undefined) trace(message, began);
     parentPort.postMessage({ id: message.id, ok: true, result });
   } catch (error) {
     parentPort.postMessage({ id: message.id, ok: false, error: plainError(error) });
@@ -226,7 +232,15 @@ function schedulePump() {
   });
 }
 
+function trace(message, began) {
+  const ms = performance.now() - began;
+  if (ms < traceMs) return;
+  const what = (message.sql ?? message.op).replace(/\s+/g, " ").slice(0, 160);
+  process.stderr.write(`[pglite] ${new Date().toISOString()} lane=${message.lane ?? 0} waited=${(began - message.arrived).toFixed(0)}ms held=${ms.toFixed(1)}ms ${what}\n`);
+}
+
 parentPort.on("message", (message) => {
+  if (traceMs !== undefined) message.arrived = performance.now();
   lanes[message.lane === 1 ? 1 : 0].push(message);
   schedulePump();
 });

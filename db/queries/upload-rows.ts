@@ -2,6 +2,7 @@ import "server-only";
 import { and, asc, eq, gt, gte, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { uploadChunks, uploads } from "@/db/schema";
+import { sliceClock } from "@/lib/slices";
 
 export type CsvRow = Record<string, string>;
 
@@ -118,6 +119,7 @@ async function readRows(db: Db, upload: { id: string; columns: string[] }, offse
       .limit(CHUNKS_PER_PAGE)
       .execute(); // now, once (a query builder runs again for each then())
   let next = page(-1);
+  const clock = sliceClock();
   for (;;) {
     const chunks = await next;
     const full = chunks.length === CHUNKS_PER_PAGE;
@@ -129,12 +131,13 @@ async function readRows(db: Db, upload: { id: string; columns: string[] }, offse
     }
     for (const chunk of chunks) {
       for (let i = 0; i < chunk.rows.length; i++) {
+        if (clock.due()) await clock.yield();
         const index = chunk.firstRow + i;
         if (index < offset || index >= end) continue;
         out.push(cellsToRow(upload.columns, chunk.rows[i]));
       }
     }
     if (!full) return out;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await clock.yield();
   }
 }
