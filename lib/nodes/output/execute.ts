@@ -277,7 +277,7 @@ async function checkQuota(rt: NodeRuntime, key: LedgerKey, quota: number, { used
 }
 
 /**
- * Records the node's emails after the first `recorded` (one statement per ledgerChunk(), two in flight) while its
+ * Records the node's emails after the first `headLength` (one statement per ledgerChunk(), two in flight) while its
  * first batches are sent one at a time, as far as the rows recorded so far reach; then writes the node's progress
  * from its counts. Returns once every row is recorded and no batch of it is being sent: the engine's batch steps send
  * the rest (a batch sent here finds nothing pending there), so a resume after this step always finds every row. A

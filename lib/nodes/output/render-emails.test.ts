@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fakeRuntime } from "../__tests__/fake-runtime";
 import type { NodeOf } from "../types";
-import { renderEmail, validateAllEmails } from "./render-emails";
+import { renderAllEmails, renderEmail, validateAllEmails } from "./render-emails";
 
 const node = (data: Partial<{ to: string; subject: string; body: string; format: "text" | "html" }>) =>
   ({
@@ -49,5 +49,17 @@ describe("OUTPUT rendering", () => {
     ];
     await expect(validateAllEmails(node({}), rt, items)).rejects.toThrow(/^2 of 3 emails could not be rendered, so none was sent: .*item 1.*item 2/);
     await expect(validateAllEmails(node({}), rt, items.slice(0, 1))).resolves.toHaveLength(1);
+  });
+
+  it("renders many items with one context: each email its own item and index, errors naming their field", async () => {
+    const items = Array.from({ length: 3_000 }, (_, i) => ({ email: `p${i}@example.com`, name: i % 2 ? `P${i}` : "" }));
+    const emails = await renderAllEmails(node({ body: "{{item.name}}#{{unsubscribeUrl}}" }), rt, items);
+    expect(emails).toHaveLength(3_000);
+    expect(emails[2_999]).toMatchObject({ itemIndex: 2_999, to: "p2999@example.com", subject: "Hi P2999" });
+    expect(emails[2_998]).toMatchObject({ itemIndex: 2_998, to: "p2998@example.com", subject: "Hi " }); // an empty name: nothing left from the item before
+    expect((emails[7] as { text: string }).text).toBe(`P7#${emails[7].unsubscribeUrl}`);
+    expect(emails[7].unsubscribeUrl).not.toBe(emails[9].unsubscribeUrl);
+    // {{unsubscribeUrl}} exists only in the body: in the subject it is refused, for every item.
+    await expect(renderAllEmails(node({ subject: "{{unsubscribeUrl}}" }), rt, items.slice(0, 2))).rejects.toThrow(/2 of 2 .*subject.*unsubscribeUrl only exists/);
   });
 });
