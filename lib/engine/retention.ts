@@ -14,8 +14,9 @@ const RUN_BATCH = 200;
  * The sweep's housekeeping (CONTRACT 12, "Retention"): deletes expired throttle counters, idempotency keys, OAuth
  * states and the daily quota's counts of days before yesterday (UTC), and, when `retentionDays` > 0, drops the node
  * outputs and per-email records of runs that finished longer ago. What stays: the run (status, result counts, error,
- * times), its node summaries (status, error, item counts, times) and its logs. A dropped run is marked (`outputs_expired_at`): its output endpoints answer 410
- * `output_expired`, and it can no longer be retried (nothing left to reuse).
+ * times), its node summaries (status, error, item counts, times) and its logs. A dropped run is marked
+ * (`outputs_expired_at`): its output endpoints answer 410 `output_expired`, and it can no longer be retried (nothing
+ * left to reuse).
  *
  * Per-email records are the send ledger, and a retry chain shares its first run's ledger: they are deleted only once
  * every run of the chain has expired, so a recent retry of an old run never re-sends what the chain already sent.

@@ -5,7 +5,7 @@ import { unsubscribeUrl } from "@/lib/email/unsubscribe-token";
 import { sliceClock } from "@/lib/slices";
 import { NodeError, type NodeExecutor, type NodeOf, type NodeRuntime } from "../types";
 import type { LedgerEmail, LedgerKey, StatusCounts } from "../ports";
-import { forEachItems, outputData, renderAllEmails, renderEmail, unsubscribeHeaders, type RenderedEmail } from "./render-emails";
+import { emailRenderer, forEachItems, outputData, renderAllEmails, unsubscribeHeaders, type RenderedEmail } from "./render-emails";
 import { sendBatchWithRetry, SendStopped, type SendContext } from "./send-with-retry";
 
 export const EMAILS_PER_BATCH = 100;
@@ -125,11 +125,12 @@ async function sendRange(node: NodeOf<"OUTPUT">, rt: NodeRuntime, batch: number,
   if (read.indexes.length === 0) return;
   const rendered = renderedEmails.get(rt);
   const transactional = outputData(node).unsubscribe === false;
+  let render: ReturnType<typeof emailRenderer> | undefined; // made once, for a batch whose emails were not kept
   const emails: RenderedEmail[] = read.indexes.sort((a, b) => a - b).map((i) => {
     let email = rendered?.[i];
     if (email) rendered![i] = undefined;
     else {
-      const again = renderEmail(node, rt, items[i], i);
+      const again = (render ??= emailRenderer(node, rt))(items[i], i);
       // Inputs are immutable, so this only happens if data changed under us: refuse rather than send a malformed email.
       if (typeof again === "string") throw new NodeError(`Cannot render the email for item ${i}: ${again}.`);
       email = again;

@@ -54,7 +54,7 @@ export function renderEmail(node: NodeOf<"OUTPUT">, rt: NodeRuntime, item: unkno
  * 40,000 emails (bench/render-emails.ts): 155–245 ms → 43–98 ms; a context object per template (three per email,
  * each a spread with its closure) was most of the time.
  */
-function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: { headerUrl?: boolean }): (item: unknown, itemIndex: number) => RenderedEmail | string {
+export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: { headerUrl?: boolean } = {}): (item: unknown, itemIndex: number) => RenderedEmail | string {
   const data = outputData(node);
   const html = data.format === "html";
   const withUnsubscribe = data.unsubscribe !== false;
