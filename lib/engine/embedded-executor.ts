@@ -1,6 +1,7 @@
 import "server-only";
 import type { Db } from "@/db/client";
 import { isDatabaseUnavailable } from "@/db/connection-errors";
+import { contextRunner } from "@/lib/async-context";
 import { log } from "@/lib/log";
 import { executeRun, type EngineDeps, type Step } from "./execute-run";
 import { pgEngineDeps } from "./pg-engine";
@@ -70,6 +71,11 @@ export class EmbeddedExecutor {
   private lastPruneAt = 0;
   /** The timer's sweep in flight: stop() and handBack() wait for it, so no sweep queries a database closed after them. */
   private sweeping: Promise<void> | undefined;
+  /**
+   * Jobs run in the async context the executor was made in (the server's start), not in that of the request whose
+   * enqueue poked it (see contextRunner). Paired bench/tiny-runs on PostgreSQL: app CPU 5.48/5.75 → 4.87/5.12 ms/run.
+   */
+  private readonly detached = contextRunner();
 
   constructor(private readonly options: EmbeddedExecutorOptions) {}
 
@@ -167,7 +173,7 @@ export class EmbeddedExecutor {
       const [job] = this.waiting.splice(index, 1);
       this.running++;
       this.active.add(job.workflowId);
-      void this.work(job).finally(() => {
+      void this.detached(() => this.work(job)).finally(() => {
         this.running--;
         this.active.delete(job.workflowId);
         if (this.pokedWhileActive.delete(job.workflowId)) this.poke(job.workflowId);

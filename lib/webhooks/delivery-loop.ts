@@ -2,6 +2,7 @@ import "server-only";
 import { EventEmitter } from "node:events";
 import { sql } from "drizzle-orm";
 import { execRows, getDb } from "@/db/client";
+import { contextRunner } from "@/lib/async-context";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { attemptDelivery, DEFAULT_DELIVERY_OPTIONS, type DeliveryOptions, type DeliveryOutcome } from "./deliver-webhook";
@@ -32,6 +33,8 @@ type LoopState = {
   claiming: Promise<void> | null;
   again: boolean;
   stopped: boolean;
+  /** Runs a pass in the loop's own async context: a poke comes from a request (a cancel) or a run (see contextRunner). */
+  detached: <T>(fn: () => T) => T;
 };
 
 /** Emits "attempt" (deliveryId, outcome) after every recorded attempt: tests and logs listen to it. */
@@ -103,6 +106,10 @@ export async function deliverDueWebhooks(options: DeliveryLoopOptions = DEFAULT_
  */
 function tick(state: LoopState): void {
   if (state.stopped) return;
+  state.detached(() => claimPass(state));
+}
+
+function claimPass(state: LoopState): void {
   if (state.claiming) {
     state.again = true;
     return;
@@ -147,6 +154,7 @@ export function startWebhookDeliveryLoop(overrides: Partial<DeliveryLoopOptions>
   const options = { ...DEFAULT_LOOP_OPTIONS, ...overrides };
   const state: LoopState = {
     options, inFlight: new Map(), inFlightAccounts: new Map(), claiming: null, again: false, stopped: false, timer: undefined as never,
+    detached: contextRunner(),
   };
   state.timer = setInterval(() => tick(state), options.pollIntervalMs);
   state.timer.unref();
