@@ -257,7 +257,7 @@ export async function markSent(db: Db, key: LedgerKey, sent: { itemIndex: number
           where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
             and e.item_index = v.idx and e.status <> 'sent'
           returning e.id, e.provider_message_id
-        ), ${providerIds}
+        ), ${providerIds}, ${sentCountStatement(key)}
         select count(*)::int as n from upd`,
   );
   return Number(row?.n ?? 0);
@@ -265,16 +265,32 @@ export async function markSent(db: Db, key: LedgerKey, sent: { itemIndex: number
 
 /**
  * The node's progress `sent` set to its ledger's sent count (its `total` kept: while the node still records its rows,
- * it is every rendered email). Absolute, so statements of any age, order or process never count a batch twice or
- * move progress back; written only when it rises.
+ * it is every rendered email), read from node_sent_counts: every statement that marks rows sent adds them there in
+ * the same transaction (sentCountStatement), so the sum is the count of the node's sent rows without a scan of them
+ * (migration 0012). Absolute, so statements of any age, order or process never count a batch twice or move progress
+ * back; written only when it rises.
  */
 export async function writeSentProgress(db: Db, key: LedgerKey, execRunId: string): Promise<void> {
   await db.execute(sql`
     with c as (
-      select count(*)::int as sent from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'sent'
+      select coalesce(sum(n), 0)::int as sent from node_sent_counts where run_id = ${key.runId} and node_id = ${key.nodeId}
     )
     update node_results set progress = jsonb_build_object('sent', c.sent, 'total', coalesce((progress->>'total')::int, 0))
     from c where run_id = ${execRunId} and node_id = ${key.nodeId} and coalesce((progress->>'sent')::int, -1) < c.sent`);
+}
+
+/**
+ * The CTE `sent_counted` of markSent's statements: the rows `upd` marked sent added to the node's count (migration
+ * 0012), which writeSentProgress sums. A row becomes 'sent' only in these statements, and once (`status <> 'sent'`),
+ * so the count is exact. `slot` (the backend's pid modulo 64): concurrent batches of a node on other connections add
+ * to other rows and do not wait for each other's commit.
+ */
+function sentCountStatement(key: LedgerKey): SQL {
+  return sql`sent_counted as (
+      insert into node_sent_counts as c (run_id, node_id, slot, n)
+      select ${key.runId}, ${key.nodeId}, pg_backend_pid() % 64, x.n from (select count(*)::int as n from upd) x where x.n > 0
+      on conflict (run_id, node_id, slot) do update set n = c.n + excluded.n
+    )`;
 }
 
 /**
@@ -319,7 +335,7 @@ export async function markSentAndCount(db: Db, key: LedgerKey, execRunId: string
           where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
             and e.item_index = v.idx and e.status <> 'sent' and was.id = e.id
           returning e.id, e.provider_message_id, was.status as was
-        ), ${providerIds}, c as (
+        ), ${providerIds}, ${sentCountStatement(key)}, c as (
           select status, sum(n)::int as n from (
             select status, count(*) as n from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} group by status
             union all select 'sent', count(*) from upd

@@ -153,6 +153,18 @@ export const emailQuotaCounts = pgTable("email_quota_counts", {
   n: integer("n").notNull(),
 }, (t) => [primaryKey({ name: "email_quota_counts_pk", columns: [t.accountId, t.day, t.slot] })]);
 
+/**
+ * How many ledger rows of an OUTPUT node (by ledger run) were marked sent by markSent, added in the same statement
+ * (db/queries/send-ledger.ts): the node's progress `sent` without counting its ledger. One row per (run, node, slot)
+ * so that concurrent batches do not wait on one row (migration 0012).
+ */
+export const nodeSentCounts = pgTable("node_sent_counts", {
+  runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
+  nodeId: text("node_id").notNull(),
+  slot: smallint("slot").notNull(),
+  n: integer("n").notNull(),
+}, (t) => [primaryKey({ name: "node_sent_counts_pk", columns: [t.runId, t.nodeId, t.slot] })]);
+
 /** One email of an OUTPUT node (CONTRACT 11, "Emails of a run"). */
 export type EmailSendStatus = "pending" | "sent" | "suppressed" | "duplicate" | "failed" | "preview";
 
