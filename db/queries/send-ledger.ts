@@ -280,10 +280,13 @@ export async function writeSentProgress(db: Db, key: LedgerKey, execRunId: strin
 }
 
 /**
- * The CTE `sent_counted` of markSent's statements: the rows `upd` marked sent added to the node's count (migration
- * 0012), which writeSentProgress sums. A row becomes 'sent' only in these statements, and once (`status <> 'sent'`),
- * so the count is exact. `slot` (the backend's pid modulo 64): concurrent batches of a node on other connections add
- * to other rows and do not wait for each other's commit.
+ * The CTE `sent_counted` of markSent's statement: the rows `upd` marked sent added to the node's count (migration
+ * 0012), which writeSentProgress sums. A row becomes 'sent' once (`status <> 'sent'`), so the count is exact. `slot`
+ * (the backend's pid modulo 64): concurrent batches of a node on other connections add to other rows and do not wait
+ * for each other's commit. markSentAndCount does not add to it: it marks the only batch of a node of at most 100
+ * emails (lib/nodes/output/execute.ts), whose progress it writes from the ledger itself, and writeSentProgress is
+ * called only for the batches of larger nodes (markSent) — a node's size is the same in every run of its chain, its
+ * inputs being reused. One insert fewer (with its foreign-key check) in every tiny run.
  */
 function sentCountStatement(key: LedgerKey): SQL {
   return sql`sent_counted as (
@@ -335,7 +338,7 @@ export async function markSentAndCount(db: Db, key: LedgerKey, execRunId: string
           where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
             and e.item_index = v.idx and e.status <> 'sent' and was.id = e.id
           returning e.id, e.provider_message_id, was.status as was
-        ), ${providerIds}, ${sentCountStatement(key)}, c as (
+        ), ${providerIds}, c as (
           select status, sum(n)::int as n from (
             select status, count(*) as n from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} group by status
             union all select 'sent', count(*) from upd
