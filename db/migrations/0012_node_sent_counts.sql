@@ -3,9 +3,10 @@
 -- rows in email_sends: a scan of every row the node has sent so far, each heap row read for its status (status is in
 -- no index, so that marking a batch sent stays a heap-only update, migration 0010). At 40,000 emails that was 20–40 ms
 -- per write on PGlite, whose one connection every other statement waits behind: 17 writes held it ~0.4 s of a 5 s run.
--- Now the statement that marks a batch sent adds the rows it changed to a per-(ledger run, node) count in the same
--- transaction, so the count is exact (a row becomes 'sent' once, and only there) and never counted twice; the progress
--- write sums a node's few rows. `slot` (the backend's pid modulo 64) spreads concurrent batches of one node over rows,
+-- Now the statement that marks a batch sent (markSent) adds the rows it changed to a per-(ledger run, node) count in
+-- the same transaction, so the count is exact (a row becomes 'sent' once) and never counted twice; the progress write
+-- sums a node's few rows. (markSentAndCount, which marks the one batch of a node of at most 100 emails, writes that
+-- node's progress from the ledger itself and does not add here.) `slot` (the backend's pid modulo 64) spreads concurrent batches of one node over rows,
 -- so they do not wait for each other's commit on one row. Rows go with their run (cascade).
 CREATE TABLE "node_sent_counts" (
 	"run_id" text NOT NULL,
