@@ -3,7 +3,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { EmailSendStatus } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import type { LedgerEmail, LedgerKey, StatusCounts } from "@/lib/nodes/ports";
+import type { LedgerEmail, LedgerKey, SharedRow, SharedRowRef, StatusCounts } from "@/lib/nodes/ports";
 
 /**
  * The send ledger on PostgreSQL: the SendLedger port of OUTPUT (lib/nodes/ports.ts, bound in lib/engine/pg-node-ports.ts).
@@ -83,7 +83,7 @@ export type Begun = {
   usedToday: number;
   thisNode: number;
   /** The pending emails of items [0, firstTo) (as pendingInRange answers for batch 0), when read with the rest. */
-  first?: { indexes: number[]; startedAtMs: number | null };
+  first?: { indexes: number[]; startedAtMs: number | null; inflight?: string[] };
   /** The first batch's send slot, when `slot` was given and taken: milliseconds from the statement until it starts. */
   slotWaitMs?: number;
 };
@@ -133,14 +133,14 @@ export async function recordAndBegin(
   }
   const slot = options.slot?.(sql`exists (select 1 from node_rows where status = 'pending' and item_index < ${options.firstTo})
       and (select n from used) + (select pending from mine) <= ${options.quota}::bigint`);
-  const [row] = await execRows<{ used: number; mine: number; first: number[] | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
+  const [row] = await execRows<{ used: number; mine: number; first: number[] | null; inflight: string[] | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
     db,
-    sql`with reopened as (${reopenStatement(key)} returning e.item_index, e.status),
-        inserted as (${insertStatement(key, emails)} returning item_index, status), counted as (${quotaCountStatement(key.accountId)}), node_rows as (
-          select item_index, status from email_sends
+    sql`with reopened as (${reopenStatement(key)} returning e.item_index, e.status, e.send_key),
+        inserted as (${insertStatement(key, emails)} returning item_index, status, send_key), counted as (${quotaCountStatement(key.accountId)}), node_rows as (
+          select item_index, status, send_key from email_sends
           where run_id = ${key.runId} and node_id = ${key.nodeId} and status not in ('failed', 'pending')
-          union all select item_index, status from reopened
-          union all select item_index, status from inserted
+          union all select item_index, status, send_key from reopened
+          union all select item_index, status, send_key from inserted
         ), mine as (
           select count(*) filter (where status = 'pending')::int as pending, count(*) filter (where status = 'sent')::int as sent
           from node_rows
@@ -154,14 +154,19 @@ export async function recordAndBegin(
           from (${quotaBound(key.accountId)}) b
         )${slot ? sql`, slot as (${slot})` : sql``}
         select (select n from used) as used, (select pending from mine) as mine,
-          array(select item_index from node_rows where status = 'pending' and item_index < ${options.firstTo} order by item_index) as first,
+          array(select item_index from node_rows where status = 'pending' and item_index < ${options.firstTo} and send_key is null order by item_index) as first,
+          array(select distinct send_key from node_rows where status = 'pending' and item_index < ${options.firstTo} and send_key is not null) as inflight,
           (select extract(epoch from started_at) * 1000 from node_results where run_id = ${execRunId} and node_id = ${key.nodeId})::float8 as started_ms
           ${slot ? sql`, (select wait_ms from slot) as slot_wait_ms` : sql``}`,
   );
   return {
     usedToday: Number(row?.used ?? 0),
     thisNode: Number(row?.mine ?? 0),
-    first: { indexes: (row?.first ?? []).map(Number), startedAtMs: row?.started_ms == null ? null : Number(row.started_ms) },
+    first: {
+      indexes: (row?.first ?? []).map(Number),
+      startedAtMs: row?.started_ms == null ? null : Number(row.started_ms),
+      ...(row?.inflight?.length ? { inflight: row.inflight } : {}),
+    },
     ...(row?.slot_wait_ms != null ? { slotWaitMs: Math.ceil(Number(row.slot_wait_ms)) } : {}),
   };
 }
@@ -175,8 +180,10 @@ async function reopenUnsent(db: Db, key: LedgerKey): Promise<void> {
 }
 
 function reopenStatement(key: LedgerKey) {
+  // A row in a shared call (send_key set) goes back to pending whatever the suppression list says: that call may have
+  // reached the provider, and only the very same call may be sent again (sharedSendRows).
   return sql`update email_sends e set
-      status = case when exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = e."to") then 'suppressed' else 'pending' end,
+      status = case when e.send_key is null and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = e."to") then 'suppressed' else 'pending' end,
       error = null
     where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.status in ('failed', 'pending')`;
 }
@@ -185,7 +192,9 @@ function reopenStatement(key: LedgerKey) {
  * The pending emails of items [from, to), re-checking the suppression list at send time (an unsubscribe during a long
  * run counts), plus the node's start (its send budget runs from there) — one round trip per batch. `slot(when)`: a
  * statement taking the batch's send slot (lib/email/pacing.ts slotStatement), taken in the same round trip only when
- * the range has an email to send; `slotWaitMs` is then the wait from the statement until the slot starts.
+ * the range has an email to send; `slotWaitMs` is then the wait from the statement until the slot starts. Pending rows
+ * of a shared provider call (send_key set) are not in `indexes`: `inflight` names their calls, each to be sent again
+ * whole (sharedSendRows); they are not re-checked against the suppression list (the call may have reached the provider).
  */
 export async function pendingInRange(
   db: Db,
@@ -194,9 +203,9 @@ export async function pendingInRange(
   from: number,
   to: number,
   slot?: (when: SQL) => SQL,
-): Promise<{ indexes: number[]; startedAtMs: number | null; slotWaitMs?: number }> {
-  const slotSql = slot?.(sql`exists (select 1 from pending)`);
-  const [row] = await execRows<{ indexes: number[] | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
+): Promise<{ indexes: number[]; startedAtMs: number | null; slotWaitMs?: number; inflight?: string[] }> {
+  const slotSql = slot?.(sql`exists (select 1 from pending where send_key is null)`);
+  const [row] = await execRows<{ indexes: number[] | null; inflight: string[] | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
     db,
     sql`with recent as materialized (
           ${suppressedSinceRecorded(key, execRunId)}
@@ -205,19 +214,21 @@ export async function pendingInRange(
           from recent s
           where exists (select 1 from recent)
             and e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
-            and e.status = 'pending' and s.email = e."to"
+            and e.status = 'pending' and e.send_key is null and s.email = e."to"
           returning e.item_index
         ), pending as (
-          select e.item_index from email_sends e
+          select e.item_index, e.send_key from email_sends e
           where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
             and e.status = 'pending' and e.item_index not in (select item_index from sup)
         )${slotSql ? sql`, slot as (${slotSql})` : sql``}
-        select array(select item_index from pending order by item_index) as indexes,
+        select array(select item_index from pending where send_key is null order by item_index) as indexes,
+          array(select distinct send_key from pending where send_key is not null) as inflight,
           (select extract(epoch from started_at) * 1000 from node_results where run_id = ${execRunId} and node_id = ${key.nodeId})::float8 as started_ms
           ${slotSql ? sql`, (select wait_ms from slot) as slot_wait_ms` : sql``}`,
   );
   return {
     indexes: (row?.indexes ?? []).map(Number),
+    ...(row?.inflight?.length ? { inflight: row.inflight } : {}),
     startedAtMs: row?.started_ms == null ? null : Number(row.started_ms),
     ...(row?.slot_wait_ms != null ? { slotWaitMs: Math.ceil(Number(row.slot_wait_ms)) } : {}),
   };
@@ -419,4 +430,56 @@ export async function beginSending(db: Db, key: LedgerKey, execRunId: string): P
         select case when (select pending from mine) = 0 then 0 else ${usedTodayExact(key)} end as used, (select pending from mine) as mine`,
   );
   return { usedToday: Number(row?.used ?? 0), thisNode: Number(row?.mine ?? 0) };
+}
+
+/**
+ * Before a shared provider call: gives its idempotency key `sendKey` and payload to each row that is still pending and
+ * in no other call, in one statement; answers the rows that got them (only those may go in the call). From here on a
+ * resume of any of their runs sends the whole call again (sharedSendRows), never their emails alone.
+ */
+export async function claimSharedSend(db: Db, sendKey: string, rows: SharedRow[]): Promise<SharedRowRef[]> {
+  if (rows.length === 0) return [];
+  const json = JSON.stringify(rows.map((r) => ({ r: r.runId, n: r.nodeId, i: r.itemIndex, p: r.payload })));
+  const claimed = await execRows<{ run_id: string; node_id: string; item_index: number }>(
+    db,
+    sql`update email_sends e set send_key = ${sendKey}, send_payload = v.p
+        from jsonb_to_recordset(${json}::jsonb) as v(r text, n text, i int, p text)
+        where e.run_id = v.r and e.node_id = v.n and e.item_index = v.i and e.status = 'pending' and e.send_key is null
+        returning e.run_id, e.node_id, e.item_index`,
+  );
+  return claimed.map((c) => ({ runId: c.run_id, nodeId: c.node_id, itemIndex: Number(c.item_index) }));
+}
+
+/** Every row of the shared call `sendKey`, whatever its status now, with its payload: what the call sent. */
+export async function sharedSendRows(db: Db, sendKey: string): Promise<(SharedRow & { status: EmailSendStatus })[]> {
+  const rows = await execRows<{ run_id: string; node_id: string; item_index: number; status: EmailSendStatus; send_payload: string }>(
+    db,
+    sql`select run_id, node_id, item_index, status, send_payload from email_sends where send_key = ${sendKey}`,
+  );
+  return rows.map((r) => ({ runId: r.run_id, nodeId: r.node_id, itemIndex: Number(r.item_index), status: r.status, payload: r.send_payload }));
+}
+
+/**
+ * The shared call `sendKey` was delivered: its rows not yet sent are marked sent with their provider ids (by their
+ * position in the call), in one statement. Only for a call sent again on a resume: the runs that made the call mark
+ * their own rows (markSentAndCount, with their counts).
+ */
+export async function markSharedSent(db: Db, sendKey: string, sent: (SharedRowRef & { providerId: string })[]): Promise<void> {
+  if (sent.length === 0) return;
+  const json = JSON.stringify(sent.map((s) => ({ r: s.runId, n: s.nodeId, idx: s.itemIndex, pid: s.providerId })));
+  await db.execute(sql`with upd as (
+      update email_sends as e set status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null
+      from jsonb_to_recordset(${json}::jsonb) as v(r text, n text, idx int, pid text)
+      where e.send_key = ${sendKey} and e.run_id = v.r and e.node_id = v.n and e.item_index = v.idx and e.status <> 'sent'
+      returning e.id, e.provider_message_id
+    ), ${providerIds}
+    select count(*) from upd`);
+}
+
+/**
+ * The provider refused the shared call `sendKey` outright (nothing of it was sent): its rows leave it, so each run
+ * sends its own emails again alone.
+ */
+export async function releaseSharedSend(db: Db, sendKey: string): Promise<void> {
+  await db.execute(sql`update email_sends set send_key = null, send_payload = null where send_key = ${sendKey} and status in ('pending', 'failed')`);
 }

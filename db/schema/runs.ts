@@ -128,9 +128,17 @@ export const emailSends = pgTable("email_sends", {
   format: text("format").$type<"text" | "html">(),
   createdAt: createdAt(),
   sentAt: ts("sent_at"),
+  /**
+   * A shared provider call's idempotency key (migration 0013, lib/nodes/output/shared-send.ts): set before the call on
+   * every row in it; a resume sends that whole call again. Null for emails sent in their own run's batches.
+   */
+  sendKey: text("send_key"),
+  /** With `sendKey`: `{"pos":n,"email":{…}}`, the email exactly as it went in the call (text, so key order is kept). */
+  sendPayload: text("send_payload"),
 }, (t) => [
   uniqueIndex("email_sends_run_node_item_key").on(t.runId, t.nodeId, t.itemIndex),
   index("email_sends_account_day_idx").on(t.accountId, t.createdAt),
+  index("email_sends_send_key_idx").on(t.sendKey).where(sql`${t.sendKey} is not null`),
   // No index may cover a column that marking a batch sent changes (status, sent_at, provider_message_id, error): those
   // updates stay heap-only, with the table's fillfactor 45 (migration 0010) leaving each page room for them.
 ]);

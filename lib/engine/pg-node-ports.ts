@@ -62,6 +62,12 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
           slot: options.inline && slot ? (when) => slotStatement(slot.key, slot.ratePerSecond, when) : undefined,
         }),
       markSentAndCount: (key, execRunId, sent) => ledger.markSentAndCount(db, key, execRunId, sent),
+      shared: {
+        claim: (sendKey, rows) => ledger.claimSharedSend(db, sendKey, rows),
+        rows: (sendKey) => ledger.sharedSendRows(db, sendKey),
+        markSent: (sendKey, sent) => ledger.markSharedSent(db, sendKey, sent),
+        release: (sendKey) => ledger.releaseSharedSend(db, sendKey),
+      },
     },
     pacing: {
       acquire: (key, rate, shouldStop) => acquireSendSlot(volatile, key, rate, shouldStop),

@@ -52,7 +52,7 @@ export interface SendLedger {
     from: number,
     to: number,
     slot?: { key: string; ratePerSecond: number },
-  ): Promise<{ indexes: number[]; startedAtMs: number | null; slotWaitMs?: number }>;
+  ): Promise<{ indexes: number[]; startedAtMs: number | null; slotWaitMs?: number; inflight?: string[] }>;
   /** Marks a delivered batch sent; the node's progress follows (at most every PROGRESS_INTERVAL_MS on PostgreSQL). */
   markSent(key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<void>;
   /** Counts by status, written as the node's progress. */
@@ -73,9 +73,30 @@ export interface SendLedger {
     execRunId: string,
     emails: LedgerEmail[],
     options: { firstTo: number; quota: number; slot?: { key: string; ratePerSecond: number }; progressTotal?: number },
-  ): Promise<{ usedToday: number; thisNode: number; first?: { indexes: number[]; startedAtMs: number | null }; slotWaitMs?: number }>;
+  ): Promise<{ usedToday: number; thisNode: number; first?: { indexes: number[]; startedAtMs: number | null; inflight?: string[] }; slotWaitMs?: number }>;
   /** Optional: markSent then writeProgress (the node's last batch). */
   markSentAndCount?(key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<StatusCounts>;
+  /**
+   * Optional: provider calls shared by the small batches of several runs (lib/nodes/output/shared-send.ts). Without it
+   * each batch is its own call. `pendingInRange` and `recordAndBegin` leave a shared call's pending rows out of their
+   * indexes and name the call in `inflight` instead: it is sent again whole, under its key.
+   */
+  shared?: SharedSends;
+}
+
+/** A row of a shared provider call: which email of which run, and the email exactly as it went in the call (JSON). */
+export type SharedRow = { runId: string; nodeId: string; itemIndex: number; payload: string };
+export type SharedRowRef = Omit<SharedRow, "payload">;
+
+export interface SharedSends {
+  /** Gives the call's key and payloads to the rows still pending and in no call; answers those (only they may go). */
+  claim(sendKey: string, rows: SharedRow[]): Promise<SharedRowRef[]>;
+  /** Every row of the call, whatever its status now. */
+  rows(sendKey: string): Promise<(SharedRow & { status: EmailSendStatus })[]>;
+  /** Marks the call's rows not yet sent sent (a call sent again on a resume). */
+  markSent(sendKey: string, sent: (SharedRowRef & { providerId: string })[]): Promise<void>;
+  /** The provider refused the call outright: its rows leave it (each run sends them again alone). */
+  release(sendKey: string): Promise<void>;
 }
 
 /** The provider rate limit shared by every sender of a key (lib/email/pacing.ts). */

@@ -7,6 +7,7 @@ import { NodeError, type NodeExecutor, type NodeOf, type NodeRuntime } from "../
 import type { LedgerEmail, LedgerKey, StatusCounts } from "../ports";
 import { emailRenderer, forEachItems, outputData, renderAllEmails, unsubscribeHeaders, type RenderedEmail } from "./render-emails";
 import { sendBatchWithRetry, SendStopped, type SendContext } from "./send-with-retry";
+import { resendShared, SharedBudgetSpent, sendShared } from "./shared-send";
 
 export const EMAILS_PER_BATCH = 100;
 
@@ -23,7 +24,7 @@ export const fmt = (n: number) => (Number.isInteger(n) ? String(n).replace(/\B(?
  * pending emails and send slot (read with the ledger rows), and a single-batch node's counts (read with its markSent).
  * Used once, and only within STASH_MS.
  */
-type FirstBatch = { indexes: number[]; startedAtMs: number | null; slotAt?: number; at: number };
+type FirstBatch = { indexes: number[]; startedAtMs: number | null; slotAt?: number; inflight?: string[]; at: number };
 const firstBatches = new WeakMap<NodeRuntime, FirstBatch>();
 const lastCounts = new WeakMap<NodeRuntime, { counts: StatusCounts; at: number }>();
 const STASH_MS = 2_000;
@@ -110,19 +111,27 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
  * round trip unless `first` has them, sends them paced and retried, marks them sent. `markFailed`: a node failure marks
  * the node's unsent emails failed here (not while the node still records its emails: its first step does it after).
  */
-async function sendRange(node: NodeOf<"OUTPUT">, rt: NodeRuntime, batch: number, options: { first?: FirstBatch; markFailed: boolean }): Promise<"stopped" | void> {
+async function sendRange(
+  node: NodeOf<"OUTPUT">,
+  rt: NodeRuntime,
+  batch: number,
+  options: { first?: FirstBatch; markFailed: boolean; alone?: boolean },
+): Promise<"stopped" | void> {
   const key = ledgerKey(node, rt);
   const from = batch * EMAILS_PER_BATCH;
   const items = forEachItems(node, rt);
   const to = Math.min(items.length, from + EMAILS_PER_BATCH);
   const sender = getEmailSender();
+  const last = items.length <= EMAILS_PER_BATCH; // the node's only batch: complete() follows
+  // The only batch of a small node shares its provider call with other runs' (shared-send.ts), which takes the slot.
+  const shared = last && !options.alone ? rt.ports.ledger.shared : undefined;
   const { first } = options;
-  let read: { indexes: number[]; startedAtMs: number | null; slotAt?: number } | undefined = first;
+  let read: { indexes: number[]; startedAtMs: number | null; slotAt?: number; inflight?: string[] } | undefined = first;
   if (!read) {
-    const pending = await rt.ports.ledger.pendingInRange(key, rt.runId, from, to, slotOf(sender));
+    const pending = await rt.ports.ledger.pendingInRange(key, rt.runId, from, to, shared ? undefined : slotOf(sender));
     read = { ...pending, slotAt: pending.slotWaitMs !== undefined ? Date.now() + pending.slotWaitMs : undefined };
   }
-  if (read.indexes.length === 0) return;
+  if (read.indexes.length === 0 && !read.inflight?.length) return;
   const rendered = renderedEmails.get(rt);
   const transactional = outputData(node).unsubscribe === false;
   let render: ReturnType<typeof emailRenderer> | undefined; // made once, for a batch whose emails were not kept
@@ -138,33 +147,65 @@ async function sendRange(node: NodeOf<"OUTPUT">, rt: NodeRuntime, batch: number,
     if (!transactional && email.unsubscribeUrl === undefined) email.unsubscribeUrl = unsubscribeUrl(rt.accountId, email.to);
     return email;
   });
-  const last = items.length <= EMAILS_PER_BATCH; // the node's only batch: complete() follows
+  const context = (slotAt?: number) => sendContext(rt, key, sender, read.startedAtMs, slotAt);
+  let missing: number[] = [];
   try {
-    const results = await sendBatchWithRetry(
-      sender,
-      emails.map((e) => ({
-        to: e.to,
-        subject: e.subject,
-        text: e.text,
-        html: e.html,
-        kind: "workflow" as const,
-        headers: unsubscribeHeaders(e.unsubscribeUrl),
-        idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
-      })),
-      // Stable across retries, resumes and the runs of a retry chain: a batch is marked sent as a whole.
-      `${key.runId}:${node.id}:batch:${batch}:${emails.length}`,
-      sendContext(rt, key, sender, read.startedAtMs, read.slotAt),
-    );
-    const sent = emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id }));
-    if (last && rt.ports.ledger.markSentAndCount) lastCounts.set(rt, { counts: await rt.ports.ledger.markSentAndCount(key, rt.runId, sent), at: Date.now() });
-    else await rt.ports.ledger.markSent(key, rt.runId, sent);
-  } catch (error) {
+    // A shared call of an earlier attempt (a resume, a retry): sent again whole, under its key.
+    for (const sendKey of read.inflight ?? []) {
+      if (!rt.ports.ledger.shared) throw new Error("a shared provider call is pending, but the ledger port cannot send it");
+      await resendShared(sender, rt.ports.ledger.shared, sendKey, context());
+    }
+    if (emails.length === 0) return;
+    const outgoing = emails.map((e) => ({
+      to: e.to,
+      subject: e.subject,
+      text: e.text,
+      html: e.html,
+      kind: "workflow" as const,
+      headers: unsubscribeHeaders(e.unsubscribeUrl),
+      idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
+    }));
+    let sent: { itemIndex: number; providerId: string }[] | undefined;
+    let slotAt = read.slotAt;
+    if (shared) {
+      const outcome = await sendShared(sender, {
+        ledger: { ...rt.ports.ledger, shared },
+        pacing: rt.ports.pacing,
+        key,
+        emails: outgoing,
+        itemIndexes: emails.map((e) => e.itemIndex),
+        ctx: context(),
+      });
+      if (outcome.kind === "shared") {
+        sent = emails.flatMap((e) => (outcome.ids.has(e.itemIndex) ? [{ itemIndex: e.itemIndex, providerId: outcome.ids.get(e.itemIndex)! }] : []));
+        missing = outcome.missing;
+      } else if (outcome.slotTaken) slotAt = Date.now();
+    }
+    if (!sent) {
+      const results = await sendBatchWithRetry(
+        sender,
+        outgoing,
+        // Stable across retries, resumes and the runs of a retry chain: a batch is marked sent as a whole.
+        `${key.runId}:${node.id}:batch:${batch}:${emails.length}`,
+        context(slotAt),
+      );
+      sent = emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id }));
+    }
+    if (last && missing.length === 0 && rt.ports.ledger.markSentAndCount) {
+      lastCounts.set(rt, { counts: await rt.ports.ledger.markSentAndCount(key, rt.runId, sent), at: Date.now() });
+    } else await rt.ports.ledger.markSent(key, rt.runId, sent);
+  } catch (caught) {
+    let error = caught;
+    // A shared call's budget ran out: this run fails with its own sentence (what it has sent of what).
+    if (error instanceof SharedBudgetSpent) error = new NodeError(await context().budgetSentence(error.lastError), { cause: error });
     // Cancelled (or handed back) while waiting to send: the batch stays pending; the engine stops the run before
     // the next batch group (a retry of the run, or the process that resumes it, sends it).
     if (error instanceof SendStopped) return "stopped";
     if (error instanceof NodeError && options.markFailed) await rt.ports.ledger.markUnsentFailed(key, error.message);
     throw error;
   }
+  // Rows the shared call could not take (no longer pending, or in another call): read again, and sent alone.
+  if (missing.length > 0) return sendRange(node, rt, batch, { markFailed: options.markFailed, alone: true });
 }
 
 /** The sender's shared limiter and rate, for a paced transport (Resend). */
@@ -250,7 +291,8 @@ async function beginSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: Ledger
   const begun = await ledger.recordAndBegin(key, rt.runId, head, {
     firstTo: Math.min(items, EMAILS_PER_BATCH),
     quota,
-    slot: slotOf(getEmailSender()),
+    // A node of one batch shares its provider call with other runs' (shared-send.ts): the call takes the slot.
+    slot: items <= EMAILS_PER_BATCH && ledger.shared ? undefined : slotOf(getEmailSender()),
     progressTotal: head === emails ? undefined : planned,
   });
   const at = Date.now();

@@ -1,0 +1,197 @@
+import "server-only";
+import type { EmailSender, OutgoingEmail, SendResult } from "@/lib/email/types";
+import { randomUUID } from "node:crypto";
+import type { LedgerKey, SendLedger, SendPacing, SharedRow, SharedRowRef, SharedSends } from "../ports";
+import { NodeError } from "../types";
+import { sendBatchWithRetry, SendStopped, type SendContext } from "./send-with-retry";
+
+/** A provider call holds at most this many emails (Resend's batch API). */
+export const SHARED_CALL_LIMIT = 100;
+
+/**
+ * Shared provider calls (issue 18). A small OUTPUT node's only batch (at most 100 emails: a welcome email per
+ * signup, a report to a few people) used to be a provider call of its own. Under Resend's rate limit
+ * (EMAIL_RATE_PER_SECOND, 5 calls a second by default, shared by every run) a burst of 1,000 such runs then took 200 s;
+ * without pacing each call still cost ~1 ms of CPU of the 3.5 ms a tiny run costs the executor. Here the batches that
+ * are ready in the same turn of the event loop, and those that come while the call waits for its send slot, go in one
+ * call of up to 100 emails, taking one slot.
+ *
+ * Exactly-once: before the call one statement gives every row in it the call's idempotency key and the email exactly
+ * as it goes (`claim`, migration 0013); only rows still pending and in no other call go. A resume of any of the runs,
+ * in any process, finds those rows pending with that key (`inflight`) and sends the whole call again under it
+ * (`resendShared`): the provider answers a repeated key from its cache (the mailbox by each email's own key), so an
+ * email goes out once whether the first call reached the provider or not. The runs mark their own rows sent after the
+ * call, each with its counts (markSentAndCount); a resume marks whatever the call still has pending.
+ *
+ * A call the provider refuses outright (a refused address, a quota: nothing of it was sent) is released — its rows
+ * leave it — and each run sends its own emails alone, so one run's bad address never fails another run. A call whose
+ * send budget runs out (429 and 5xx until EMAIL_SEND_BUDGET_MINUTES) fails each of its runs with its own sentence; its
+ * rows keep the key, and a retry of any of those runs sends the same call again. A cancel or a hand-back while the call
+ * waits for its slot takes that run out of the call; once claimed, a call stops only when all of its runs stop.
+ */
+
+export type SharedPart = {
+  ledger: SendLedger & { shared: SharedSends };
+  pacing: SendPacing;
+  key: LedgerKey;
+  /** The batch's emails (each with its own idempotency key) and their items. */
+  emails: OutgoingEmail[];
+  itemIndexes: number[];
+  ctx: SendContext;
+};
+
+/**
+ * `shared`: the call went; provider ids by item for the rows that were in it (`missing`: items that could not be
+ * claimed — no longer pending, or in another call — to be read again). `alone`: send the batch as its own call
+ * (nobody to share with, or the shared call was refused and released); `slotTaken` when a send slot was taken for it.
+ */
+export type SharedOutcome =
+  | { kind: "shared"; ids: Map<number, string>; missing: number[] }
+  | { kind: "alone"; slotTaken: boolean };
+
+/** The call's send budget ran out: each run fails with its own sentence (ctx.budgetSentence). */
+export class SharedBudgetSpent extends Error {
+  constructor(readonly lastError: string) {
+    super(`the shared provider call kept failing: ${lastError}`);
+  }
+}
+
+type Waiting = SharedPart & { resolve: (o: SharedOutcome) => void; reject: (e: unknown) => void };
+type Group = { parts: Waiting[]; emails: number };
+
+const forming = new WeakMap<EmailSender, Group>();
+
+/** Puts the batch in the call being formed for `sender` (or a new one, launched at the end of this turn). */
+export function sendShared(sender: EmailSender, part: SharedPart): Promise<SharedOutcome> {
+  return new Promise((resolve, reject) => {
+    let group = forming.get(sender);
+    if (!group || group.emails + part.emails.length > SHARED_CALL_LIMIT) {
+      const fresh: Group = { parts: [], emails: 0 };
+      forming.set(sender, fresh);
+      setImmediate(() => void launch(sender, fresh));
+      group = fresh;
+    }
+    group.parts.push({ ...part, resolve, reject });
+    group.emails += part.emails.length;
+  });
+}
+
+async function launch(sender: EmailSender, group: Group): Promise<void> {
+  let slotTaken = false;
+  try {
+    if (sender.pacingKey) {
+      // The group stays open while it waits for its slot: batches ready meanwhile join it (up to 100 emails).
+      const first = group.parts[0];
+      slotTaken = await first.pacing.acquire(sender.pacingKey, first.ctx.ratePerSecond, async () => {
+        await dropStopped(group);
+        return group.parts.length === 0;
+      });
+    }
+  } catch (error) {
+    if (forming.get(sender) === group) forming.delete(sender);
+    group.parts.forEach((p) => p.reject(error));
+    return;
+  }
+  if (forming.get(sender) === group) forming.delete(sender);
+  const parts = group.parts;
+  if (parts.length === 0) return;
+  if (parts.length === 1) return parts[0].resolve({ kind: "alone", slotTaken });
+  try {
+    await sendGroup(sender, parts, slotTaken);
+  } catch (error) {
+    parts.forEach((p) => p.reject(error));
+  }
+}
+
+/** Takes out of the group the batches whose run must stop (cancel, hand-back): they stay pending. */
+async function dropStopped(group: Group): Promise<void> {
+  const stops = await Promise.all(group.parts.map((p) => p.ctx.shouldStop?.() ?? false));
+  const stopped = group.parts.filter((_, i) => stops[i]);
+  if (stopped.length === 0) return;
+  group.parts = group.parts.filter((_, i) => !stops[i]);
+  group.emails = group.parts.reduce((n, p) => n + p.emails.length, 0);
+  stopped.forEach((p) => p.reject(new SendStopped()));
+}
+
+const refKey = (r: SharedRowRef) => `${r.runId}\u0000${r.nodeId}\u0000${r.itemIndex}`;
+
+async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boolean): Promise<void> {
+  const sendKey = `shared:${randomUUID()}`;
+  const rows: SharedRow[] = [];
+  const emailAt: OutgoingEmail[] = [];
+  for (const part of parts) {
+    part.emails.forEach((email, k) => {
+      rows.push({ runId: part.key.runId, nodeId: part.key.nodeId, itemIndex: part.itemIndexes[k], payload: JSON.stringify({ pos: rows.length, email }) });
+      emailAt.push(email);
+    });
+  }
+  const { shared } = parts[0].ledger;
+  const claimed = new Set((await shared.claim(sendKey, rows)).map(refKey));
+  const inCall = rows.map((r, pos) => ({ row: r, email: emailAt[pos] })).filter((x) => claimed.has(refKey(x.row)));
+  let budget: string | undefined;
+  let results: SendResult[] = [];
+  if (inCall.length > 0) {
+    const claimedParts = parts.filter((p) => p.itemIndexes.some((i) => claimed.has(refKey({ runId: p.key.runId, nodeId: p.key.nodeId, itemIndex: i }))));
+    const first = parts[0].ctx;
+    try {
+      results = await sendBatchWithRetry(
+        sender,
+        inCall.map((x) => x.email),
+        sendKey,
+        {
+          pacing: first.pacing,
+          ratePerSecond: first.ratePerSecond,
+          firstSlotAt: slotTaken ? Date.now() : undefined,
+          deadline: Math.min(...claimedParts.map((p) => p.ctx.deadline)),
+          // Claimed rows go in this call or in the same call later: it stops only when every run in it stops.
+          shouldStop: async () => (await Promise.all(claimedParts.map((p) => p.ctx.shouldStop?.() ?? false))).every(Boolean),
+          quotaSentence: async () => "quota",
+          budgetSentence: async (lastError) => {
+            budget = lastError;
+            return "budget";
+          },
+        },
+      );
+    } catch (error) {
+      if (!(error instanceof NodeError)) throw error;
+      if (budget !== undefined) {
+        const spent = new SharedBudgetSpent(budget);
+        parts.forEach((p) => p.reject(spent));
+        return;
+      }
+      // A refusal or a quota answer: nothing of the call was sent. Each run sends its own emails alone (and fails
+      // with its own sentence if the provider refuses those too).
+      await shared.release(sendKey);
+      parts.forEach((p) => p.resolve({ kind: "alone", slotTaken: false }));
+      return;
+    }
+  }
+  const idByRow = new Map(inCall.map((x, k) => [refKey(x.row), results[k].id]));
+  for (const part of parts) {
+    const ids = new Map<number, string>();
+    const missing: number[] = [];
+    for (const itemIndex of part.itemIndexes) {
+      const id = idByRow.get(refKey({ runId: part.key.runId, nodeId: part.key.nodeId, itemIndex }));
+      if (id === undefined) missing.push(itemIndex);
+      else ids.set(itemIndex, id);
+    }
+    part.resolve({ kind: "shared", ids, missing });
+  }
+}
+
+/**
+ * A shared call found pending on a resume (`inflight`): sent again whole, in its order, under its key, then its rows
+ * still pending marked sent — whichever of its runs gets here first; the others find their rows sent.
+ */
+export async function resendShared(sender: EmailSender, shared: SharedSends, sendKey: string, ctx: SendContext): Promise<void> {
+  const rows = await shared.rows(sendKey);
+  if (rows.length === 0 || rows.every((r) => r.status === "sent")) return;
+  const call = rows
+    .map((r) => ({ row: r, ...(JSON.parse(r.payload) as { pos: number; email: OutgoingEmail }) }))
+    .sort((a, b) => a.pos - b.pos);
+  const results = await sendBatchWithRetry(sender, call.map((c) => c.email), sendKey, ctx);
+  await shared.markSent(
+    sendKey,
+    call.flatMap((c, k) => (c.row.status === "sent" ? [] : [{ runId: c.row.runId, nodeId: c.row.nodeId, itemIndex: c.row.itemIndex, providerId: results[k].id }])),
+  );
+}

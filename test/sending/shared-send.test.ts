@@ -1,0 +1,193 @@
+import { and, eq, inArray } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { getDb } from "@/db/client";
+import { emailSends, nodeResults, runs as runsTable, suppressions } from "@/db/schema";
+import * as ledger from "@/db/queries/send-ledger";
+import { stopEmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { pgNodePorts } from "@/lib/engine/pg-node-ports";
+import { getEmailSender } from "@/lib/email";
+import type { OutgoingEmail } from "@/lib/email/types";
+import type { LedgerKey, NodePorts, SharedSends } from "@/lib/nodes/ports";
+import type { SendContext } from "@/lib/nodes/output/send-with-retry";
+import { resendShared, sendShared, SharedBudgetSpent, type SharedPart } from "@/lib/nodes/output/shared-send";
+import { enqueueRun } from "@/lib/services/runs/enqueue-run";
+import { createTestAccount } from "@/test/support/accounts";
+import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
+import { emailEveryRowWorkflow, insertUpload, insertWorkflow, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
+import { personGraph } from "./helpers";
+
+/**
+ * Shared provider calls (lib/nodes/output/shared-send.ts, migration 0013): the only batch of small OUTPUT nodes of
+ * several runs goes to the provider in one call, and every email still goes out exactly once — also when the call is
+ * repeated after a crash, refused, or keeps failing. Driven through the real Resend SDK against the fake Resend.
+ */
+let resend: FakeResend;
+let ports: NodePorts;
+let shared: SharedSends;
+
+beforeAll(async () => {
+  await stopEmbeddedExecutor();
+  resend = await startFakeResend();
+  useResendTransport(resend.url);
+  ports = pgNodePorts(await getDb());
+  shared = ports.ledger.shared!;
+});
+
+afterAll(async () => {
+  await stopTestExecutor();
+  await resend.close();
+  clearResendTransport();
+});
+
+beforeEach(() => resend.reset());
+
+const context = (overrides: Partial<SendContext> = {}): SendContext => ({
+  pacing: ports.pacing,
+  ratePerSecond: 1000,
+  deadline: Date.now() + 60_000,
+  quotaSentence: async (quota) => `the ${quota} quota is used up`,
+  budgetSentence: async (last) => `kept failing: ${last}`,
+  shouldStop: async () => false,
+  ...overrides,
+});
+
+/** A run of its own workflow with `n` pending ledger rows on node "out", and the batch that would send them. */
+async function pendingBatch(accountId: string, tag: string, n: number): Promise<SharedPart> {
+  const uploadId = await insertUpload(accountId, ["email", "name"], [["a@example.com", "A"]]);
+  const workflowId = await insertWorkflow(accountId, personGraph(uploadId));
+  const { run } = await enqueueRun(accountId, workflowId, undefined);
+  const key: LedgerKey = { runId: run.runId, nodeId: "out", accountId };
+  const emails: OutgoingEmail[] = Array.from({ length: n }, (_, i) => ({
+    to: `${tag}-${i}@example.com`,
+    subject: `Hi ${tag} ${i}`,
+    text: `Hello ${tag} ${i}`,
+    kind: "workflow",
+    headers: { "List-Unsubscribe": `<https://flowmail.test/u/${tag}-${i}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" },
+    idempotencyKey: `${run.runId}:out:${i}`,
+  }));
+  await ledger.recordEmails(await getDb(), key, emails.map((e, i) => ({ itemIndex: i, to: e.to, subject: e.subject, status: "pending" })));
+  return { ledger: { ...ports.ledger, shared }, pacing: ports.pacing, key, emails, itemIndexes: emails.map((_, i) => i), ctx: context() };
+}
+
+async function rowsOf(part: SharedPart) {
+  const db = await getDb();
+  return db
+    .select({ item: emailSends.itemIndex, status: emailSends.status, sendKey: emailSends.sendKey, providerId: emailSends.providerMessageId })
+    .from(emailSends)
+    .where(and(eq(emailSends.runId, part.key.runId), eq(emailSends.nodeId, "out")))
+    .orderBy(emailSends.itemIndex);
+}
+
+const batchCalls = () => resend.requests.filter((r) => r.path === "/emails/batch");
+
+describe("shared provider calls", () => {
+  it("batches ready in the same turn go in one call under one key, their rows claimed first", async () => {
+    const account = await createTestAccount();
+    const parts = [await pendingBatch(account.id, "a", 2), await pendingBatch(account.id, "b", 3), await pendingBatch(account.id, "c", 1)];
+    const outcomes = await Promise.all(parts.map((p) => sendShared(getEmailSender(), p)));
+
+    expect(batchCalls()).toHaveLength(1);
+    const [call] = batchCalls();
+    expect(call.headers["idempotency-key"]).toMatch(/^shared:/);
+    expect((call.body as { to: string }[]).map((e) => e.to)).toEqual(["a-0@example.com", "a-1@example.com", "b-0@example.com", "b-1@example.com", "b-2@example.com", "c-0@example.com"]);
+    expect(resend.emails()).toHaveLength(6);
+    for (const [k, part] of parts.entries()) {
+      const outcome = outcomes[k];
+      expect(outcome.kind).toBe("shared");
+      if (outcome.kind !== "shared") continue;
+      expect(outcome.missing).toEqual([]);
+      const delivered = part.emails.map((e) => resend.emailsTo(e.to)[0].id);
+      expect(part.itemIndexes.map((i) => outcome.ids.get(i))).toEqual(delivered);
+      // Claimed before the call: every row carries the call's key (the runs mark them sent themselves).
+      expect((await rowsOf(part)).map((r) => [r.status, r.sendKey])).toEqual(part.emails.map(() => ["pending", call.headers["idempotency-key"]]));
+    }
+  });
+
+  it("a batch alone in its turn is its own call (nothing claimed)", async () => {
+    const account = await createTestAccount();
+    const part = await pendingBatch(account.id, "solo", 2);
+    expect(await sendShared(getEmailSender(), part)).toEqual({ kind: "alone", slotTaken: true });
+    expect(batchCalls()).toHaveLength(0);
+    expect((await rowsOf(part)).every((r) => r.sendKey === null)).toBe(true);
+  });
+
+  it("after a crash between the call and the marking, a resume sends the same call again: nothing is delivered twice", async () => {
+    const account = await createTestAccount();
+    const parts = [await pendingBatch(account.id, "r1", 2), await pendingBatch(account.id, "r2", 2)];
+    await Promise.all(parts.map((p) => sendShared(getEmailSender(), p)));
+    // The process died here: the provider has the call, the rows are still pending under its key.
+    const sendKey = batchCalls()[0].headers["idempotency-key"];
+    const db = await getDb();
+    // An unsubscribe meanwhile does not take a row out of the call (it may have been delivered already).
+    await db.insert(suppressions).values({ accountId: account.id, email: "r1-1@example.com", reason: "manual" });
+    const pending = await ports.ledger.pendingInRange(parts[0].key, parts[0].key.runId, 0, 100);
+    expect(pending.indexes).toEqual([]);
+    expect(pending.inflight).toEqual([sendKey]);
+
+    await resendShared(getEmailSender(), shared, sendKey, context());
+    expect(batchCalls()).toHaveLength(2);
+    expect(batchCalls()[1].headers["idempotency-key"]).toBe(sendKey);
+    expect(batchCalls()[1].status).toBe(200); // the very same body: answered from the provider's idempotency cache
+    expect(resend.emails()).toHaveLength(4);
+    for (const part of parts) {
+      const rows = await rowsOf(part);
+      expect(rows.map((r) => r.status)).toEqual(["sent", "sent"]);
+      expect(rows.map((r) => r.providerId)).toEqual(part.emails.map((e) => resend.emailsTo(e.to)[0].id));
+    }
+    // The other run's resume finds its rows sent: no call.
+    await resendShared(getEmailSender(), shared, sendKey, context());
+    expect(batchCalls()).toHaveLength(2);
+    expect((await ports.ledger.pendingInRange(parts[1].key, parts[1].key.runId, 0, 100)).inflight).toBeUndefined();
+    await db.delete(suppressions).where(eq(suppressions.accountId, account.id));
+  });
+
+  it("a refused call is released: each run sends its own emails alone", async () => {
+    const account = await createTestAccount();
+    const parts = [await pendingBatch(account.id, "x1", 1), await pendingBatch(account.id, "x2", 1)];
+    resend.failNext(1, 422);
+    const outcomes = await Promise.all(parts.map((p) => sendShared(getEmailSender(), p)));
+    expect(outcomes).toEqual([
+      { kind: "alone", slotTaken: false },
+      { kind: "alone", slotTaken: false },
+    ]);
+    expect(resend.emails()).toHaveLength(0);
+    for (const part of parts) expect((await rowsOf(part)).map((r) => [r.status, r.sendKey])).toEqual([["pending", null]]);
+  });
+
+  it("a call whose send budget runs out fails every run in it, and its rows keep the key for a retry", async () => {
+    const account = await createTestAccount();
+    const parts = [await pendingBatch(account.id, "y1", 1), await pendingBatch(account.id, "y2", 1)];
+    for (const part of parts) part.ctx = context({ deadline: Date.now() });
+    resend.failNext(5, 503);
+    const settled = await Promise.allSettled(parts.map((p) => sendShared(getEmailSender(), p)));
+    for (const s of settled) {
+      expect(s.status).toBe("rejected");
+      expect((s as PromiseRejectedResult).reason).toBeInstanceOf(SharedBudgetSpent);
+    }
+    const keys = new Set<string | null>();
+    for (const part of parts) for (const row of await rowsOf(part)) keys.add(row.sendKey);
+    expect(keys.size).toBe(1);
+    expect([...keys][0]).toMatch(/^shared:/);
+  });
+
+  it("small runs executed side by side finish with every email sent once and their counts right", async () => {
+    const account = await createTestAccount();
+    const workflows = await Promise.all(Array.from({ length: 6 }, (_, w) => emailEveryRowWorkflow(account.id, 3, `side${w}`)));
+    const executor = startTestExecutor(8);
+    const runIds: string[] = [];
+    for (const { workflowId } of workflows) runIds.push((await enqueueRun(account.id, workflowId, undefined)).run.runId);
+    await executor.idle();
+    await stopTestExecutor();
+    const db = await getDb();
+    const rows = await db.select({ status: emailSends.status, to: emailSends.to }).from(emailSends).where(inArray(emailSends.runId, runIds));
+    expect(rows).toHaveLength(18);
+    expect(rows.every((r) => r.status === "sent")).toBe(true);
+    for (const row of rows) expect(resend.emailsTo(row.to)).toHaveLength(1);
+    // (The executor also runs the earlier tests' runs, whose workflows write to other addresses.)
+    expect(resend.emails().filter((e) => e.to[0].startsWith("side"))).toHaveLength(18);
+    const outputs = await db.select({ output: nodeResults.output, progress: nodeResults.progress }).from(nodeResults).where(and(inArray(nodeResults.runId, runIds), eq(nodeResults.nodeId, "out")));
+    expect(outputs.map((o) => [(o.output as { emailsSent: number }).emailsSent, o.progress])).toEqual(runIds.map(() => [3, { sent: 3, total: 3 }]));
+    const runs = await db.select({ status: runsTable.status }).from(runsTable).where(inArray(runsTable.id, runIds));
+    expect(runs.map((r) => r.status)).toEqual(runIds.map(() => "SUCCESS"));
+  });
+});
