@@ -113,6 +113,7 @@ async function main() {
     await waitFinished(emailsBefore + WORKFLOWS * WARMUP);
 
     const baseEmails = resend.emails().length;
+    const baseCalls = resend.requests.length;
     const load0 = loadAverage();
     const app0 = treeCpuMs(server.pid!);
     const pg0 = onPostgres ? postgresCpuMs() : NaN;
@@ -138,16 +139,18 @@ async function main() {
     const tx = (await transactions()) - tx0;
     const failed = (JSON.parse((await request("GET", `/api/runs?status=FAILED&limit=100`, token)).body) as { items: unknown[] }).items.length;
     const sent = resend.emails().length - baseEmails;
+    // Provider calls (the fake Resend's requests): below one per run when runs share calls (lib/nodes/output/shared-send.ts).
+    const calls = resend.requests.length - baseCalls;
     const rate = RUNS / seconds;
     const perRun = (x: number) => (Number.isFinite(x) ? (x / RUNS).toFixed(2) : "n/a");
     const target = onPostgres ? 400 : 150;
     console.log(
       `tiny-runs: driver=${driver} runs=${RUNS} warmup=${WARMUP * WORKFLOWS} workflows=${WORKFLOWS} clients=${CLIENTS} refused=${refused} failed=${failed} emails=${sent} ` +
         `time=${seconds.toFixed(2)}s (enqueues done at ${((enqueueDone - started) / 1000).toFixed(2)}s) rate=${rate.toFixed(0)} runs/s (target ≥ ${target}) ` +
-        `appCPU=${perRun(appMs)} ms/run (target ≤ 2) postgresCPU=${perRun(pgMs)} ms/run transactions=${perRun(tx)}/run load=${load0} → ${loadAverage()}`,
+        `appCPU=${perRun(appMs)} ms/run (target ≤ 2) postgresCPU=${perRun(pgMs)} ms/run transactions=${perRun(tx)}/run providerCalls=${(calls / RUNS).toFixed(2)}/run load=${load0} → ${loadAverage()}`,
     );
     console.log(
-      `BENCH_JSON ${JSON.stringify({ bench: "tiny-runs", driver, runs: RUNS, warmupRuns: WARMUP * WORKFLOWS, seconds, runsPerSecond: rate, appCpuMsPerRun: appMs / RUNS, postgresCpuMsPerRun: onPostgres ? pgMs / RUNS : null, transactionsPerRun: onPostgres ? tx / RUNS : null, failed, refused, load: loadAverage() })}`,
+      `BENCH_JSON ${JSON.stringify({ bench: "tiny-runs", driver, runs: RUNS, warmupRuns: WARMUP * WORKFLOWS, seconds, runsPerSecond: rate, appCpuMsPerRun: appMs / RUNS, postgresCpuMsPerRun: onPostgres ? pgMs / RUNS : null, transactionsPerRun: onPostgres ? tx / RUNS : null, providerCallsPerRun: calls / RUNS, failed, refused, load: loadAverage() })}`,
     );
     ok = refused === 0 && failed === 0 && sent === RUNS;
   } finally {

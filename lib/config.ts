@@ -71,7 +71,7 @@ const envSchema = z.object({
   MAILBOX_RATE_PER_SECOND: positiveInt(0).optional(),
   RESEND_WEBHOOK_SECRET: optionalString,
   UPLOAD_MAX_BYTES: positiveInt(50 * 1024 * 1024),
-  EXECUTOR_CONCURRENCY: positiveInt(4),
+  EXECUTOR_CONCURRENCY: positiveInt(32),
   RUN_OUTPUT_RETENTION_DAYS: nonNegativeInt(30),
   ALLOW_PRIVATE_NETWORK_TARGETS: boolish.optional(),
   MAILBOX_ENABLED: boolish.optional(),

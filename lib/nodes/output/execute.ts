@@ -123,12 +123,12 @@ async function sendRange(
   const to = Math.min(items.length, from + EMAILS_PER_BATCH);
   const sender = getEmailSender();
   const last = items.length <= EMAILS_PER_BATCH; // the node's only batch: complete() follows
-  // The only batch of a small node shares its provider call with other runs' (shared-send.ts), which takes the slot.
+  // The only batch of a small node shares its provider call with other runs' (shared-send.ts).
   const shared = last && !options.alone ? rt.ports.ledger.shared : undefined;
   const { first } = options;
   let read: { indexes: number[]; startedAtMs: number | null; slotAt?: number; inflight?: string[] } | undefined = first;
   if (!read) {
-    const pending = await rt.ports.ledger.pendingInRange(key, rt.runId, from, to, shared ? undefined : slotOf(sender));
+    const pending = await rt.ports.ledger.pendingInRange(key, rt.runId, from, to, slotOf(sender));
     read = { ...pending, slotAt: pending.slotWaitMs !== undefined ? Date.now() + pending.slotWaitMs : undefined };
   }
   if (read.indexes.length === 0 && !read.inflight?.length) return;
@@ -175,11 +175,12 @@ async function sendRange(
         emails: outgoing,
         itemIndexes: emails.map((e) => e.itemIndex),
         ctx: context(),
+        slotAt,
       });
       if (outcome.kind === "shared") {
         sent = emails.flatMap((e) => (outcome.ids.has(e.itemIndex) ? [{ itemIndex: e.itemIndex, providerId: outcome.ids.get(e.itemIndex)! }] : []));
         missing = outcome.missing;
-      } else if (outcome.slotTaken) slotAt = Date.now();
+      } else slotAt = outcome.slotTaken ? Date.now() : undefined; // a refused call used this batch's slot
     }
     if (!sent) {
       const results = await sendBatchWithRetry(
@@ -291,8 +292,7 @@ async function beginSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: Ledger
   const begun = await ledger.recordAndBegin(key, rt.runId, head, {
     firstTo: Math.min(items, EMAILS_PER_BATCH),
     quota,
-    // A node of one batch shares its provider call with other runs' (shared-send.ts): the call takes the slot.
-    slot: items <= EMAILS_PER_BATCH && ledger.shared ? undefined : slotOf(getEmailSender()),
+    slot: slotOf(getEmailSender()),
     progressTotal: head === emails ? undefined : planned,
   });
   const at = Date.now();
