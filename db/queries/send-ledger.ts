@@ -83,7 +83,7 @@ export type Begun = {
   usedToday: number;
   thisNode: number;
   /** The pending emails of items [0, firstTo) (as pendingInRange answers for batch 0), when read with the rest. */
-  first?: { indexes: number[]; startedAtMs: number | null; inflight?: string[] };
+  first?: { indexes: number[]; startedAtMs: number | null; inflight?: string[]; fresh?: boolean };
   /** The first batch's send slot, when `slot` was given and taken: milliseconds from the statement until it starts. */
   slotWaitMs?: number;
 };
@@ -133,7 +133,7 @@ export async function recordAndBegin(
   }
   const slot = options.slot?.(sql`exists (select 1 from node_rows where status = 'pending' and item_index < ${options.firstTo})
       and (select n from used) + (select pending from mine) <= ${options.quota}::bigint`);
-  const [row] = await execRows<{ used: number; mine: number; first: number[] | null; inflight: string[] | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
+  const [row] = await execRows<{ used: number; mine: number; first: number[] | null; inflight: string[] | null; fresh: boolean | null; started_ms: number | string | null; slot_wait_ms?: number | string | null }>(
     db,
     sql`with reopened as (${reopenStatement(key)} returning e.item_index, e.status, e.send_key),
         inserted as (${insertStatement(key, emails)} returning item_index, status, send_key), counted as (${quotaCountStatement(key.accountId)}), node_rows as (
@@ -156,6 +156,7 @@ export async function recordAndBegin(
         select (select n from used) as used, (select pending from mine) as mine,
           array(select item_index from node_rows where status = 'pending' and item_index < ${options.firstTo} and send_key is null order by item_index) as first,
           array(select distinct send_key from node_rows where status = 'pending' and item_index < ${options.firstTo} and send_key is not null) as inflight,
+          (select count(*) from inserted where item_index < ${options.firstTo}) = (select count(*) from node_rows where item_index < ${options.firstTo}) as fresh,
           (select extract(epoch from started_at) * 1000 from node_results where run_id = ${execRunId} and node_id = ${key.nodeId})::float8 as started_ms
           ${slot ? sql`, (select wait_ms from slot) as slot_wait_ms` : sql``}`,
   );
@@ -166,6 +167,7 @@ export async function recordAndBegin(
       indexes: (row?.first ?? []).map(Number),
       startedAtMs: row?.started_ms == null ? null : Number(row.started_ms),
       ...(row?.inflight?.length ? { inflight: row.inflight } : {}),
+      fresh: row?.fresh === true,
     },
     ...(row?.slot_wait_ms != null ? { slotWaitMs: Math.ceil(Number(row.slot_wait_ms)) } : {}),
   };

@@ -73,7 +73,13 @@ export interface SendLedger {
     execRunId: string,
     emails: LedgerEmail[],
     options: { firstTo: number; quota: number; slot?: { key: string; ratePerSecond: number }; progressTotal?: number },
-  ): Promise<{ usedToday: number; thisNode: number; first?: { indexes: number[]; startedAtMs: number | null; inflight?: string[] }; slotWaitMs?: number }>;
+  ): Promise<{
+    usedToday: number;
+    thisNode: number;
+    /** `fresh`: every row of the first batch was inserted by this call (no attempt before this one could have sent it). */
+    first?: { indexes: number[]; startedAtMs: number | null; inflight?: string[]; fresh?: boolean };
+    slotWaitMs?: number;
+  }>;
   /** Optional: markSent then writeProgress (the node's last batch). */
   markSentAndCount?(key: LedgerKey, execRunId: string, sent: { itemIndex: number; providerId: string }[]): Promise<StatusCounts>;
   /**

@@ -6,7 +6,9 @@ import { SWEEP_TASKS } from "@/lib/services/background/start-background-work";
 
 export function runExecutorProcess(sweepIntervalMs: number, work: (executor: EmbeddedExecutor) => Promise<void>): void {
   async function main(): Promise<void> {
-    const executor = new EmbeddedExecutor({ getDb, concurrency: 2, sweepIntervalMs, sweepTasks: SWEEP_TASKS });
+    // 2 unless a test asks for more (FAULT_EXECUTOR_CONCURRENCY: many small runs at once, whose emails share calls).
+    const concurrency = Number(process.env.FAULT_EXECUTOR_CONCURRENCY ?? 2);
+    const executor = new EmbeddedExecutor({ getDb, concurrency, sweepIntervalMs, sweepTasks: SWEEP_TASKS });
     await getDb();
     await work(executor);
     await executor.stop();

@@ -170,6 +170,19 @@ describe("shared provider calls", () => {
     expect([...keys][0]).toMatch(/^shared:/);
   });
 
+  it("only a first attempt may share: recordAndBegin calls the first batch fresh only when it inserted every row of it", async () => {
+    const account = await createTestAccount();
+    const uploadId = await insertUpload(account.id, ["email", "name"], [["a@example.com", "A"]]);
+    const workflowId = await insertWorkflow(account.id, personGraph(uploadId));
+    const { run } = await enqueueRun(account.id, workflowId, undefined);
+    const key: LedgerKey = { runId: run.runId, nodeId: "out", accountId: account.id };
+    const emails = [0, 1].map((i) => ({ itemIndex: i, to: `f${i}@example.com`, subject: "s", status: "pending" as const }));
+    const begin = () => ports.ledger.recordAndBegin!(key, run.runId, emails, { firstTo: 2, quota: 1000 });
+    expect((await begin()).first).toMatchObject({ indexes: [0, 1], fresh: true });
+    // A resume (the batch may have been sent alone under its own key before the crash): not fresh, so it goes alone.
+    expect((await begin()).first).toMatchObject({ indexes: [0, 1], fresh: false });
+  });
+
   it("small runs executed side by side finish with every email sent once and their counts right", async () => {
     const account = await createTestAccount();
     const workflows = await Promise.all(Array.from({ length: 6 }, (_, w) => emailEveryRowWorkflow(account.id, 3, `side${w}`)));

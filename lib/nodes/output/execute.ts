@@ -24,7 +24,7 @@ export const fmt = (n: number) => (Number.isInteger(n) ? String(n).replace(/\B(?
  * pending emails and send slot (read with the ledger rows), and a single-batch node's counts (read with its markSent).
  * Used once, and only within STASH_MS.
  */
-type FirstBatch = { indexes: number[]; startedAtMs: number | null; slotAt?: number; inflight?: string[]; at: number };
+type FirstBatch = { indexes: number[]; startedAtMs: number | null; slotAt?: number; inflight?: string[]; fresh?: boolean; at: number };
 const firstBatches = new WeakMap<NodeRuntime, FirstBatch>();
 const lastCounts = new WeakMap<NodeRuntime, { counts: StatusCounts; at: number }>();
 const STASH_MS = 2_000;
@@ -123,9 +123,11 @@ async function sendRange(
   const to = Math.min(items.length, from + EMAILS_PER_BATCH);
   const sender = getEmailSender();
   const last = items.length <= EMAILS_PER_BATCH; // the node's only batch: complete() follows
-  // The only batch of a small node shares its provider call with other runs' (shared-send.ts).
-  const shared = last && !options.alone ? rt.ports.ledger.shared : undefined;
   const { first } = options;
+  // The only batch of a small node shares its provider call with other runs' (shared-send.ts) — on its first attempt
+  // only (its rows were inserted by this execution's recordAndBegin): an earlier attempt may have sent it alone under
+  // its own key, and only that key must go to the provider again.
+  const shared = last && !options.alone && first?.fresh ? rt.ports.ledger.shared : undefined;
   let read: { indexes: number[]; startedAtMs: number | null; slotAt?: number; inflight?: string[] } | undefined = first;
   if (!read) {
     const pending = await rt.ports.ledger.pendingInRange(key, rt.runId, from, to, slotOf(sender));
