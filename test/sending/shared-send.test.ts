@@ -154,6 +154,22 @@ describe("shared provider calls", () => {
     for (const part of parts) expect((await rowsOf(part)).map((r) => [r.status, r.sendKey])).toEqual([["pending", null]]);
   });
 
+  it("a call refused after an attempt whose fate is unknown is not released: its runs fail, its rows keep the key", async () => {
+    const account = await createTestAccount();
+    const parts = [await pendingBatch(account.id, "z1", 1), await pendingBatch(account.id, "z2", 1)];
+    resend.failNext(1, 503);
+    resend.failNext(1, 422);
+    const settled = await Promise.allSettled(parts.map((p) => sendShared(getEmailSender(), p)));
+    for (const s of settled) {
+      expect(s.status).toBe("rejected");
+      expect(String((s as PromiseRejectedResult).reason)).toMatch(/refused/);
+    }
+    expect(batchCalls().map((r) => r.status)).toEqual([503, 422]);
+    const keys = new Set<string | null>();
+    for (const part of parts) for (const row of await rowsOf(part)) keys.add(row.sendKey);
+    expect([...keys]).toEqual([batchCalls()[0].headers["idempotency-key"]]);
+  });
+
   it("a call whose send budget runs out fails every run in it, and its rows keep the key for a retry", async () => {
     const account = await createTestAccount();
     const parts = [await pendingBatch(account.id, "y1", 1), await pendingBatch(account.id, "y2", 1)];

@@ -158,13 +158,30 @@ async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boole
   const claimed = new Set((await shared.claim(sendKey, rows)).map(refKey));
   const inCall = rows.map((r, pos) => ({ row: r, email: emailAt[pos] })).filter((x) => claimed.has(refKey(x.row)));
   let budget: string | undefined;
+  let quota: "daily" | "monthly" | undefined;
   let results: SendResult[] = [];
   if (inCall.length > 0) {
     const claimedParts = parts.filter((p) => p.itemIndexes.some((i) => claimed.has(refKey({ runId: p.key.runId, nodeId: p.key.nodeId, itemIndex: i }))));
     const first = parts[0].ctx;
+    // Calls made for this key: a refusal may be released only if it answered the first (an earlier 5xx or dropped
+    // connection may have delivered the call).
+    let attempts = 0;
+    const counted: EmailSender = {
+      ...sender,
+      sendBatch: (emails, key) => {
+        attempts++;
+        return sender.sendBatch(emails, key);
+      },
+      sendBatchDetailed: sender.sendBatchDetailed
+        ? (emails, key) => {
+            attempts++;
+            return sender.sendBatchDetailed!(emails, key);
+          }
+        : undefined,
+    };
     try {
       results = await sendBatchWithRetry(
-        sender,
+        counted,
         inCall.map((x) => x.email),
         sendKey,
         {
@@ -174,7 +191,10 @@ async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boole
           deadline: Math.min(...claimedParts.map((p) => p.ctx.deadline)),
           // Claimed rows go in this call or in the same call later: it stops only when every run in it stops.
           shouldStop: async () => (await Promise.all(claimedParts.map((p) => p.ctx.shouldStop?.() ?? false))).every(Boolean),
-          quotaSentence: async () => "quota",
+          quotaSentence: async (q) => {
+            quota = q;
+            return "quota";
+          },
           budgetSentence: async (lastError) => {
             budget = lastError;
             return "budget";
@@ -188,8 +208,14 @@ async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boole
         parts.forEach((p) => p.reject(spent));
         return;
       }
-      // A refusal or a quota answer: nothing of the call was sent. Each run sends its own emails alone (and fails
-      // with its own sentence if the provider refuses those too).
+      if (attempts > 1) {
+        // Refused after an attempt whose fate is unknown: the rows keep the key (a retry of any run sends the call
+        // again whole), and every run in it fails with the provider's answer.
+        for (const p of parts) p.reject(quota ? new NodeError(await p.ctx.quotaSentence(quota), { cause: error }) : error);
+        return;
+      }
+      // A refusal or a quota answer to the first attempt: nothing of the call was sent. Each run sends its own emails
+      // alone (and fails with its own sentence if the provider refuses those too).
       await shared.release(sendKey);
       parts.forEach((p) => p.resolve({ kind: "alone", slotTaken: false }));
       return;
