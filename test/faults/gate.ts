@@ -7,12 +7,13 @@ import type { AddressInfo } from "node:net";
  *
  *   const gate = await startGate(resend.url);
  *   gate.holdAfter(8)            // forward 8 more requests, then hold every further one
+ *   gate.holdAfter(1, (r) => r.headers["idempotency-key"]?.startsWith("shared:"))   // count and hold only those
  *   await gate.waitForHeld(1)    // resolves once a request is being held
  *   await gate.release()         // forwards the held requests to the provider (answering their clients if still there)
  */
 export type Gate = {
   url: string;
-  holdAfter(count: number): void;
+  holdAfter(count: number, matches?: (request: { path: string; headers: Record<string, string> }) => boolean): void;
   open(): void;
   held(): number;
   waitForHeld(count: number, timeoutMs?: number): Promise<void>;
@@ -24,6 +25,7 @@ type Pending = { method: string; path: string; headers: Record<string, string>; 
 
 export async function startGate(targetUrl: string): Promise<Gate> {
   let budget = Infinity;
+  let matches: ((request: { path: string; headers: Record<string, string> }) => boolean) | undefined;
   const held: Pending[] = [];
   let waiters: (() => void)[] = [];
 
@@ -53,6 +55,10 @@ export async function startGate(targetUrl: string): Promise<Gate> {
         Object.entries(req.headers).flatMap(([k, v]) => (k === "host" || k === "connection" || v === undefined ? [] : [[k, String(v)]])),
       );
       const pending: Pending = { method: req.method ?? "GET", path: req.url ?? "/", headers, body: Buffer.concat(chunks), res };
+      if (matches && !matches(pending)) {
+        void forward(pending);
+        return;
+      }
       if (budget <= 0) {
         held.push(pending);
         waiters.forEach((w) => w());
@@ -67,11 +73,13 @@ export async function startGate(targetUrl: string): Promise<Gate> {
 
   return {
     url: `http://127.0.0.1:${port}`,
-    holdAfter: (count) => {
+    holdAfter: (count, match) => {
       budget = count;
+      matches = match;
     },
     open: () => {
       budget = Infinity;
+      matches = undefined;
     },
     held: () => held.length,
     waitForHeld: (count, timeoutMs = 30_000) =>
@@ -88,6 +96,7 @@ export async function startGate(targetUrl: string): Promise<Gate> {
       }),
     release: async () => {
       budget = Infinity;
+      matches = undefined;
       await Promise.all(held.splice(0).map(forward));
     },
     close: () =>
