@@ -8,21 +8,17 @@
  * shared between processes, so there the test writes to a PGlite data directory, closes it, and the two workers open
  * it one after the other (the second takes over the dead one's lock file).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execRows, getDbHandle, openPglite, setDbHandle, type Db } from "@/db/client";
+import { execRows, type Db } from "@/db/client";
 import { resetConfig } from "@/lib/config";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
 import { emailEveryRowGraph, enqueue, insertUpload, insertWorkflow } from "@/test/runs/helpers";
+import { inWorkerDatabase, startExecutorWorker, withTimeout } from "./executor-worker";
 import { startGate, waitFor, type Gate } from "./gate";
 
 const EMAILS = 5000;
-const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
 let resend: FakeResend;
 let gate: Gate;
@@ -36,21 +32,6 @@ afterAll(async () => {
   await gate.close();
   await resend.close();
 });
-
-function startWorker(env: Record<string, string>): { child: ChildProcess; exited: Promise<number | string> } {
-  // node itself with tsx as a loader: the tsx CLI would run the worker in a grandchild that SIGKILL would not reach.
-  const child = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", "test/faults/worker.ts"], {
-    cwd: process.cwd(),
-    env: { ...process.env, ...env, LOG_LEVEL: "error", RESEND_API_KEY: "re_test", RESEND_BASE_URL: gate.url, EMAIL_DAILY_QUOTA: "1000000" },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  const exited = new Promise<number | string>((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
-  return { child, exited };
-}
-
-function withTimeout<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms).unref())]);
-}
 
 /** An account, a 5,000-row upload, a DATA_SOURCE → OUTPUT workflow and one enqueued run (through the real route). */
 async function enqueueBigRun(): Promise<string> {
@@ -76,18 +57,12 @@ async function runState(db: Db, runId: string) {
 describe("kill -9 of the executor process mid-OUTPUT", () => {
   it(`restarts and ends SUCCESS with exactly ${EMAILS} distinct emails at the provider`, async () => {
     // PGlite: the whole setup goes into a data directory the workers will open after the test closes it.
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), "flowmail-fault-"));
-    const original = await getDbHandle();
-    const fileDb = onPostgres ? undefined : await openPglite(path.join(dataDir, "pglite"));
-    if (fileDb) setDbHandle(fileDb);
-    process.env.EMAIL_DAILY_QUOTA = "1000000";
-    resetConfig();
-    const runId = await enqueueBigRun();
-    if (fileDb) {
-      await fileDb.close();
-      setDbHandle(original);
-    }
-    const workerEnv: Record<string, string> = onPostgres ? { DATABASE_URL: process.env.TEST_DATABASE_CURRENT_URL! } : { DATA_DIR: dataDir };
+    const { value: runId, workerEnv, openForCheck } = await inWorkerDatabase("flowmail-fault-", async () => {
+      process.env.EMAIL_DAILY_QUOTA = "1000000";
+      resetConfig();
+      return enqueueBigRun();
+    });
+    const startWorker = (env: Record<string, string>) => startExecutorWorker(gate.url, env);
 
     // First worker: 8 batches get through, the next ones are held at the gate, then the process dies.
     gate.holdAfter(8);
@@ -106,11 +81,11 @@ describe("kill -9 of the executor process mid-OUTPUT", () => {
     const restarted = startWorker(workerEnv);
     expect(await withTimeout("the restarted worker to finish", restarted.exited, 120_000)).toBe(0);
 
-    const checkDb = onPostgres ? original : await openPglite(path.join(dataDir, "pglite"));
+    const checkDb = await openForCheck();
     try {
       expect(await runState(checkDb.db, runId)).toEqual({ status: "SUCCESS", sent: EMAILS, total: EMAILS, stuckNodes: 0 });
     } finally {
-      if (!onPostgres) await checkDb.close();
+      await checkDb.close();
     }
 
     const emails = resend.emails();
