@@ -265,7 +265,7 @@ export async function markSent(db: Db, key: LedgerKey, sent: { itemIndex: number
   const [row] = await execRows<{ n: number }>(
     db,
     sql`with upd as (
-          update email_sends as e set status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null
+          update email_sends as e set ${markedSent}
           from jsonb_to_recordset(${rows}::jsonb) as v(idx int, pid text)
           where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
             and e.item_index = v.idx and e.status <> 'sent'
@@ -309,6 +309,9 @@ function sentCountStatement(key: LedgerKey): SQL {
     )`;
 }
 
+/** What marking a ledger row sent sets (markSent, markSentAndCount, markSharedSent), from a row `v` with its `pid`. */
+const markedSent = sql`status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null`;
+
 /**
  * The CTE `provider_ids` of markSent's statements: the provider message ids of the rows `upd` marked sent, for the
  * Resend event webhook's lookup (lib/services/suppressions/handle-resend-event.ts). Kept out of email_sends' indexes
@@ -346,7 +349,7 @@ export async function markSentAndCount(db: Db, key: LedgerKey, execRunId: string
   const counts = await execRows<{ status: EmailSendStatus | null; n: number }>(
     db,
     sql`with upd as (
-          update email_sends as e set status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null
+          update email_sends as e set ${markedSent}
           from jsonb_to_recordset(${rows}::jsonb) as v(idx int, pid text), email_sends as was
           where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
             and e.item_index = v.idx and e.status <> 'sent' and was.id = e.id
@@ -470,7 +473,7 @@ export async function markSharedSent(db: Db, sendKey: string, sent: (SharedRowRe
   if (sent.length === 0) return;
   const json = JSON.stringify(sent.map((s) => ({ r: s.runId, n: s.nodeId, idx: s.itemIndex, pid: s.providerId })));
   await db.execute(sql`with upd as (
-      update email_sends as e set status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null
+      update email_sends as e set ${markedSent}
       from jsonb_to_recordset(${json}::jsonb) as v(r text, n text, idx int, pid text)
       where e.send_key = ${sendKey} and e.run_id = v.r and e.node_id = v.n and e.item_index = v.idx and e.status <> 'sent'
       returning e.id, e.provider_message_id
