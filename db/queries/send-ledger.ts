@@ -296,7 +296,7 @@ export async function writeSentProgress(db: Db, key: LedgerKey, execRunId: strin
  * The CTE `sent_counted` of markSent's statement: the rows `upd` marked sent added to the node's count (migration
  * 0012), which writeSentProgress sums. A row becomes 'sent' once (`status <> 'sent'`), so the count is exact. `slot`
  * (the backend's pid modulo 64): concurrent batches of a node on other connections add to other rows and do not wait
- * for each other's commit. markSentAndCount does not add to it: it marks the only batch of a node of at most 100
+ * for each other's commit. markSentAndCount (and markSharedSentAndCount) does not add to it: it marks the only batch of a node of at most 100
  * emails (lib/nodes/output/execute.ts), whose progress it writes from the ledger itself, and writeSentProgress is
  * called only for the batches of larger nodes (markSent) — a node's size is the same in every run of its chain, its
  * inputs being reused. One insert fewer (with its foreign-key check) in every tiny run.
@@ -309,7 +309,7 @@ function sentCountStatement(key: LedgerKey): SQL {
     )`;
 }
 
-/** What marking a ledger row sent sets (markSent, markSentAndCount, markSharedSent), from a row `v` with its `pid`. */
+/** What marking a ledger row sent sets (markSent, markSentAndCount, markSharedSent(AndCount)), from a row `v` with its `pid`. */
 const markedSent = sql`status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null`;
 
 /**
@@ -466,8 +466,8 @@ export async function sharedSendRows(db: Db, sendKey: string): Promise<(SharedRo
 
 /**
  * The shared call `sendKey` was delivered: its rows not yet sent are marked sent with their provider ids (by their
- * position in the call), in one statement. Only for a call sent again on a resume: the runs that made the call mark
- * their own rows (markSentAndCount, with their counts).
+ * position in the call), in one statement. Only for a call sent again on a resume: the call itself is marked, with its
+ * runs' counts, by markSharedSentAndCount.
  */
 export async function markSharedSent(db: Db, sendKey: string, sent: (SharedRowRef & { providerId: string })[]): Promise<void> {
   if (sent.length === 0) return;
@@ -479,6 +479,51 @@ export async function markSharedSent(db: Db, sendKey: string, sent: (SharedRowRe
       returning e.id, e.provider_message_id
     ), ${providerIds}
     select count(*) from upd`);
+}
+
+/**
+ * The shared call `sendKey` was delivered (lib/nodes/output/shared-send.ts): its rows marked sent with their provider
+ * ids, and, for each of `nodes` (a run's node whose only batch went in the call whole), its ledger counts by status
+ * after that, written as the progress `{ sent, total }` of its node in the executing run and returned — what
+ * markSentAndCount does for one node, here for every run in the call in one statement (one round trip and one commit
+ * instead of one per run). As there, the statement cannot see its own update: the counts are the rows before it,
+ * moved by what the update returned.
+ */
+export async function markSharedSentAndCount(
+  db: Db,
+  sendKey: string,
+  sent: (SharedRowRef & { providerId: string })[],
+  nodes: { runId: string; nodeId: string; execRunId: string }[],
+): Promise<StatusCounts[]> {
+  if (sent.length === 0 && nodes.length === 0) return [];
+  const json = JSON.stringify(sent.map((s) => ({ r: s.runId, n: s.nodeId, idx: s.itemIndex, pid: s.providerId })));
+  const nodesJson = JSON.stringify(nodes.map((n) => ({ r: n.runId, n: n.nodeId, x: n.execRunId })));
+  const rows = await execRows<{ r: string; n: string; status: EmailSendStatus | null; k: number }>(
+    db,
+    sql`with upd as (
+          update email_sends as e set ${markedSent}
+          from jsonb_to_recordset(${json}::jsonb) as v(r text, n text, idx int, pid text), email_sends as was
+          where e.send_key = ${sendKey} and e.run_id = v.r and e.node_id = v.n and e.item_index = v.idx and e.status <> 'sent'
+            and was.id = e.id
+          returning e.id, e.run_id, e.node_id, e.provider_message_id, was.status as was
+        ), ${providerIds}, p as (
+          select distinct r, n, x from jsonb_to_recordset(${nodesJson}::jsonb) as p(r text, n text, x text)
+        ), c as (
+          select r, n, status, sum(k)::int as k from (
+            select e.run_id as r, e.node_id as n, e.status, count(*) as k
+              from (select distinct r, n from p) q join email_sends e on e.run_id = q.r and e.node_id = q.n group by 1, 2, 3
+            union all select run_id, node_id, 'sent', count(*) from upd group by 1, 2
+            union all select run_id, node_id, was, -count(*) from upd group by 1, 2, 3
+          ) z group by r, n, status
+        ), upd_progress as (
+          update node_results as nr set progress = jsonb_build_object(
+              'sent', coalesce((select sum(k) from c where c.r = p.r and c.n = p.n and c.status = 'sent'), 0)::int,
+              'total', coalesce((select sum(k) from c where c.r = p.r and c.n = p.n and c.status in ('sent', 'pending')), 0)::int)
+          from p where nr.run_id = p.x and nr.node_id = p.n
+        )
+        select c.r, c.n, c.status, c.k from c join (select distinct r, n from p) q on q.r = c.r and q.n = c.n`,
+  );
+  return nodes.map((node) => toCounts(rows.filter((row) => row.r === node.runId && row.n === node.nodeId).map((row) => ({ status: row.status, n: row.k }))));
 }
 
 /**

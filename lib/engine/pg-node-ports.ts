@@ -66,6 +66,7 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
         claim: (sendKey, rows) => ledger.claimSharedSend(db, sendKey, rows),
         rows: (sendKey) => ledger.sharedSendRows(db, sendKey),
         markSent: (sendKey, sent) => ledger.markSharedSent(db, sendKey, sent),
+        markSentAndCount: (sendKey, sent, nodes) => ledger.markSharedSentAndCount(db, sendKey, sent, nodes),
         release: (sendKey) => ledger.releaseSharedSend(db, sendKey),
       },
     },

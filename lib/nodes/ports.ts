@@ -101,6 +101,16 @@ export interface SharedSends {
   rows(sendKey: string): Promise<(SharedRow & { status: EmailSendStatus })[]>;
   /** Marks the call's rows not yet sent sent (a call sent again on a resume). */
   markSent(sendKey: string, sent: (SharedRowRef & { providerId: string })[]): Promise<void>;
+  /**
+   * After the call: its rows marked sent, and for each of `nodes` (a run's node whose whole batch was in the call) its
+   * ledger counts by status after that, written as its run's node progress `{ sent, total }` — one statement for every
+   * run in the call. Counts in the order of `nodes`.
+   */
+  markSentAndCount(
+    sendKey: string,
+    sent: (SharedRowRef & { providerId: string })[],
+    nodes: { runId: string; nodeId: string; execRunId: string }[],
+  ): Promise<StatusCounts[]>;
   /** The provider refused the call outright: its rows leave it (each run sends them again alone). */
   release(sendKey: string): Promise<void>;
 }

@@ -98,9 +98,32 @@ describe("shared provider calls", () => {
       expect(outcome.missing).toEqual([]);
       const delivered = part.emails.map((e) => resend.emailsTo(e.to)[0].id);
       expect(part.itemIndexes.map((i) => outcome.ids.get(i))).toEqual(delivered);
-      // Claimed before the call: every row carries the call's key (the runs mark them sent themselves).
-      expect((await rowsOf(part)).map((r) => [r.status, r.sendKey])).toEqual(part.emails.map(() => ["pending", call.headers["idempotency-key"]]));
+      // Claimed before the call (every row carries the call's key), and marked sent after it with its provider id.
+      expect((await rowsOf(part)).map((r) => [r.status, r.sendKey, r.providerId])).toEqual(delivered.map((id) => ["sent", call.headers["idempotency-key"], id]));
     }
+  });
+
+  it("one statement after the call marks every run's rows sent and answers each run's node counts, its progress written", async () => {
+    const account = await createTestAccount();
+    const parts = [await pendingBatch(account.id, "m1", 2), await pendingBatch(account.id, "m2", 1)];
+    const db = await getDb();
+    // m1's node has a third row, a duplicate: counted, never sent.
+    await ledger.recordEmails(db, parts[0].key, [{ itemIndex: 2, to: "m1-0@example.com", subject: "s", status: "duplicate" }]);
+    for (const part of parts) {
+      part.execRunId = part.key.runId;
+      await db.insert(nodeResults).values({ runId: part.key.runId, nodeId: "out", type: "OUTPUT", status: "RUNNING" });
+    }
+    let statements = 0;
+    const counting: SharedSends = { ...shared, markSentAndCount: (...args) => (statements++, shared.markSentAndCount(...args)) };
+    for (const part of parts) part.ledger = { ...part.ledger, shared: counting };
+    const outcomes = await Promise.all(parts.map((p) => sendShared(getEmailSender(), p)));
+    expect(statements).toBe(1);
+    expect(outcomes.map((o) => (o.kind === "shared" ? o.counts : undefined))).toEqual([
+      { pending: 0, sent: 2, suppressed: 0, duplicate: 1, failed: 0, preview: 0 },
+      { pending: 0, sent: 1, suppressed: 0, duplicate: 0, failed: 0, preview: 0 },
+    ]);
+    const progress = await db.select({ runId: nodeResults.runId, progress: nodeResults.progress }).from(nodeResults).where(and(inArray(nodeResults.runId, parts.map((p) => p.key.runId)), eq(nodeResults.nodeId, "out")));
+    expect(new Map(progress.map((p) => [p.runId, p.progress]))).toEqual(new Map([[parts[0].key.runId, { sent: 2, total: 2 }], [parts[1].key.runId, { sent: 1, total: 1 }]]));
   });
 
   it("a batch alone in its turn is its own call (nothing claimed)", async () => {
@@ -114,8 +137,12 @@ describe("shared provider calls", () => {
   it("after a crash between the call and the marking, a resume sends the same call again: nothing is delivered twice", async () => {
     const account = await createTestAccount();
     const parts = [await pendingBatch(account.id, "r1", 2), await pendingBatch(account.id, "r2", 2)];
-    await Promise.all(parts.map((p) => sendShared(getEmailSender(), p)));
-    // The process died here: the provider has the call, the rows are still pending under its key.
+    // The process dies right after the call, before the statement that marks its rows sent.
+    const crash: SharedSends = { ...shared, markSentAndCount: () => Promise.reject(new Error("killed")) };
+    for (const part of parts) part.ledger = { ...part.ledger, shared: crash };
+    const settled = await Promise.allSettled(parts.map((p) => sendShared(getEmailSender(), p)));
+    expect(settled.map((s) => s.status)).toEqual(["rejected", "rejected"]);
+    // The provider has the call, the rows are still pending under its key.
     const sendKey = batchCalls()[0].headers["idempotency-key"];
     const db = await getDb();
     // An unsubscribe meanwhile does not take a row out of the call (it may have been delivered already).

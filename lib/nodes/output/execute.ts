@@ -167,8 +167,8 @@ async function sendRange(
       headers: unsubscribeHeaders(e.unsubscribeUrl),
       idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
     }));
-    let sent: { itemIndex: number; providerId: string }[] | undefined;
     let slotAt = read.slotAt;
+    let sentShared = false;
     if (shared) {
       const outcome = await sendShared(sender, {
         ledger: { ...rt.ports.ledger, shared },
@@ -178,13 +178,16 @@ async function sendRange(
         itemIndexes: emails.map((e) => e.itemIndex),
         ctx: context(),
         slotAt,
+        execRunId: rt.runId,
       });
       if (outcome.kind === "shared") {
-        sent = emails.flatMap((e) => (outcome.ids.has(e.itemIndex) ? [{ itemIndex: e.itemIndex, providerId: outcome.ids.get(e.itemIndex)! }] : []));
+        // The call marked its rows sent (and counted this node's ledger when every row of the batch was in it).
+        if (outcome.counts) lastCounts.set(rt, { counts: outcome.counts, at: Date.now() });
         missing = outcome.missing;
       } else slotAt = outcome.slotTaken ? Date.now() : undefined; // a refused call used this batch's slot
+      sentShared = outcome.kind === "shared";
     }
-    if (!sent) {
+    if (!sentShared) {
       const results = await sendBatchWithRetry(
         sender,
         outgoing,
@@ -192,11 +195,11 @@ async function sendRange(
         `${key.runId}:${node.id}:batch:${batch}:${emails.length}`,
         context(slotAt),
       );
-      sent = emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id }));
+      const sent = emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id }));
+      if (last && rt.ports.ledger.markSentAndCount) {
+        lastCounts.set(rt, { counts: await rt.ports.ledger.markSentAndCount(key, rt.runId, sent), at: Date.now() });
+      } else await rt.ports.ledger.markSent(key, rt.runId, sent);
     }
-    if (last && missing.length === 0 && rt.ports.ledger.markSentAndCount) {
-      lastCounts.set(rt, { counts: await rt.ports.ledger.markSentAndCount(key, rt.runId, sent), at: Date.now() });
-    } else await rt.ports.ledger.markSent(key, rt.runId, sent);
   } catch (caught) {
     let error = caught;
     // A shared call's budget ran out: this run fails with its own sentence (what it has sent of what).

@@ -3,7 +3,7 @@ import { getConfig } from "@/lib/config";
 import { waitUnlessStopped } from "@/lib/email/pacing";
 import type { EmailSender, OutgoingEmail, SendResult } from "@/lib/email/types";
 import { randomUUID } from "node:crypto";
-import type { LedgerKey, SendLedger, SendPacing, SharedRow, SharedRowRef, SharedSends } from "../ports";
+import type { LedgerKey, SendLedger, SendPacing, SharedRow, SharedRowRef, SharedSends, StatusCounts } from "../ports";
 import { NodeError } from "../types";
 import { sendBatchWithRetry, SendStopped, type SendContext } from "./send-with-retry";
 
@@ -20,8 +20,10 @@ export const SHARED_CALL_LIMIT = 100;
  * as it goes (`claim`, migration 0013); only rows still pending and in no other call go. A resume of any of the runs,
  * in any process, finds those rows pending with that key (`inflight`) and sends the whole call again under it
  * (`resendShared`): the provider answers a repeated key from its cache (the mailbox by each email's own key), so an
- * email goes out once whether the first call reached the provider or not. The runs mark their own rows sent after the
- * call, each with its counts (markSentAndCount); a resume marks whatever the call still has pending.
+ * email goes out once whether the first call reached the provider or not. After the call one statement marks every row
+ * of it sent and writes each run's node progress, answering each run its node's counts (markSentAndCount of the
+ * SharedSends port: one round trip for the call instead of one per run); a resume marks whatever the call still has
+ * pending.
  *
  * A call the provider refuses outright (a refused address, a quota: nothing of it was sent) is released — its rows
  * leave it — and each run sends its own emails alone, so one run's bad address never fails another run. A call whose
@@ -40,15 +42,22 @@ export type SharedPart = {
   ctx: SendContext;
   /** A send slot this batch took already (epoch ms when it starts), read with its rows in the same statement. */
   slotAt?: number;
+  /**
+   * The run executing the node: when the whole batch goes in the call, the node's progress in that run is written with
+   * the marking, and its counts answered (`counts`).
+   */
+  execRunId?: string;
 };
 
 /**
- * `shared`: the call went; provider ids by item for the rows that were in it (`missing`: items that could not be
- * claimed — no longer pending, or in another call — to be read again). `alone`: send the batch as its own call
- * (nobody to share with, or the shared call was refused and released); `slotTaken` when a send slot was taken for it.
+ * `shared`: the call went and its rows are marked sent; provider ids by item for the rows that were in it (`missing`:
+ * items that could not be claimed — no longer pending, or in another call — to be read again), and, when none is
+ * missing and the part named its `execRunId`, the node's ledger counts after the marking. `alone`: send the batch as
+ * its own call (nobody to share with, or the shared call was refused and released); `slotTaken` when a send slot was
+ * taken for it.
  */
 export type SharedOutcome =
-  | { kind: "shared"; ids: Map<number, string>; missing: number[] }
+  | { kind: "shared"; ids: Map<number, string>; missing: number[]; counts?: StatusCounts }
   | { kind: "alone"; slotTaken: boolean };
 
 /** The call's send budget ran out: each run fails with its own sentence (ctx.budgetSentence). */
@@ -222,7 +231,7 @@ async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boole
     }
   }
   const idByRow = new Map(inCall.map((x, k) => [refKey(x.row), results[k].id]));
-  for (const part of parts) {
+  const outcomes = parts.map((part) => {
     const ids = new Map<number, string>();
     const missing: number[] = [];
     for (const itemIndex of part.itemIndexes) {
@@ -230,8 +239,18 @@ async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boole
       if (id === undefined) missing.push(itemIndex);
       else ids.set(itemIndex, id);
     }
-    part.resolve({ kind: "shared", ids, missing });
-  }
+    return { ids, missing };
+  });
+  // Every row of the call marked sent, and the counts of each node that went whole, in one statement. A part with
+  // rows missing sends those alone next, and its last statement counts.
+  const counted = parts.flatMap((p, k) => (p.execRunId !== undefined && outcomes[k].missing.length === 0 ? [k] : []));
+  const counts = await shared.markSentAndCount(
+    sendKey,
+    inCall.map((x, k) => ({ runId: x.row.runId, nodeId: x.row.nodeId, itemIndex: x.row.itemIndex, providerId: results[k].id })),
+    counted.map((k) => ({ runId: parts[k].key.runId, nodeId: parts[k].key.nodeId, execRunId: parts[k].execRunId! })),
+  );
+  const countsOf = new Map(counted.map((k, i) => [k, counts[i]]));
+  parts.forEach((part, k) => part.resolve({ kind: "shared", ...outcomes[k], counts: countsOf.get(k) }));
 }
 
 /**
