@@ -5,7 +5,7 @@ import type { SQL } from "drizzle-orm";
 import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
-import { useFastSql } from "./fast-sql";
+import { withFastSql } from "./fast-sql";
 import * as schema from "./schema";
 
 /**
@@ -100,7 +100,7 @@ export async function openPostgres(
   assertDriverPatched(postgres);
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const client = postgres(url, { max: options.max ?? 10, onnotice: () => {}, idle_timeout: 30 });
-  const wrap = (c: typeof client) => useFastSql(drizzle(options.preparedStatements === false ? c : withPreparedStatements(c), { schema }));
+  const wrap = (c: typeof client) => withFastSql(drizzle(options.preparedStatements === false ? c : withPreparedStatements(c), { schema }));
   const db = wrap(client);
   if (options.asyncRunState === false) return { db, driver: "postgres", close: () => client.end({ timeout: 5 }) };
   // Connections open lazily: a process that executes no run never opens one.
@@ -191,7 +191,7 @@ export async function openPglite(dir: string | undefined, options: { snapshot?: 
   const client = new PGlite({ dataDir: dir, ...(options.snapshot ? { loadDataDir: options.snapshot } : {}) });
   await client.waitReady;
   yieldBeforeEachStatement(client);
-  const pgliteDb = useFastSql(drizzle(client, { schema }));
+  const pgliteDb = withFastSql(drizzle(client, { schema }));
   if (!options.snapshot) {
     const { migrate } = await import("drizzle-orm/pglite/migrator");
     await migrate(pgliteDb, { migrationsFolder });
@@ -228,10 +228,10 @@ export async function openPgliteWorker(dir: string | undefined): Promise<DbHandl
   const client = openPgliteInWorker(dir);
   try {
     await client.waitReady;
-    const pgliteDb = useFastSql(drizzle(client as never, { schema }));
+    const pgliteDb = withFastSql(drizzle(client as never, { schema }));
     const { migrate } = await import("drizzle-orm/pglite/migrator");
     await migrate(pgliteDb, { migrationsFolder });
-    const backgroundDb = useFastSql(drizzle(client.background as never, { schema })) as unknown as Db;
+    const backgroundDb = withFastSql(drizzle(client.background as never, { schema })) as unknown as Db;
     return { db: pgliteDb as unknown as Db, backgroundDb, driver: "pglite", close: () => client.close() };
   } catch (error) {
     await client.close().catch(() => {});

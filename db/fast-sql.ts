@@ -77,7 +77,7 @@ export function fastSqlToQuery(root: SQL, config: BuildConfig): Query | undefine
  * Installs fastSqlToQuery on a drizzle database's dialect (each `drizzle()` makes its own; its transactions share it).
  * The config is the one the dialect itself passes to `toQuery`.
  */
-export function useFastSql<T extends object>(db: T): T {
+export function withFastSql<T extends object>(db: T): T {
   const dialect = (db as unknown as { dialect?: Dialect & Record<string, unknown> }).dialect;
   if (!dialect || typeof dialect.sqlToQuery !== "function") return db;
   const original = dialect.sqlToQuery.bind(dialect);

@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { describe, expect, it } from "vitest";
-import { fastSqlToQuery, useFastSql } from "@/db/fast-sql";
+import { fastSqlToQuery, withFastSql } from "@/db/fast-sql";
 import { emailSends, uploads } from "@/db/schema";
 import { execRows, getDb } from "@/db/client";
 
@@ -65,8 +65,8 @@ describe("fastSqlToQuery", () => {
     expect(row).toEqual({ a: "x", n: 7, t: false, z: null, c: 0 });
   });
 
-  it("useFastSql leaves an object without a dialect alone", () => {
+  it("withFastSql leaves an object without a dialect alone", () => {
     const plain = { execute: () => undefined };
-    expect(useFastSql(plain)).toBe(plain);
+    expect(withFastSql(plain)).toBe(plain);
   });
 });
