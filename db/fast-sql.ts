@@ -7,7 +7,8 @@ import { entityKind, SQL } from "drizzle-orm";
  * the engine's CTE statements (a tiny run's claim, ledger and finalize statements, 20–30 parameters and a few
  * hundred chunks each) that was ~0.5 ms of the ~3.5 ms of CPU a tiny run cost the executor (bench/tiny-exec with a
  * CPU profile, 2026-11-27: 0.61–0.67 ms per run in drizzle-orm). Here the common chunks — text, nested `sql`, an
- * identifier, a string, number, boolean, bigint or null parameter, nothing — are written in one pass into one
+ * identifier, a string, number, boolean, bigint or null parameter, a value bound to a column (`eq(column, value)`:
+ * its column's mapToDriverValue, as drizzle calls it), nothing — are written in one pass into one
  * string and one array; any other chunk (a table, a column, a typed `Param`, an array, an object…) is handed to
  * drizzle's own builder for that chunk, numbered after the parameters before it, so the text and the parameters are
  * exactly what drizzle writes (test/db/fast-sql.test.ts compares them). A subtree that inlines its parameters
@@ -53,6 +54,19 @@ function write(chunks: unknown[], out: Query, config: BuildConfig, builder: Buil
         }
         if (kind === "Name") {
           out.sql += config.escapeName((chunk as { value: string }).value);
+          continue;
+        }
+        if (kind === "Param") {
+          // A value bound to a column (eq(column, value)…): the column maps it to the driver's value, as drizzle does.
+          const { value, encoder } = chunk as { value: unknown; encoder: { mapToDriverValue(v: unknown): unknown } };
+          if (value !== null && typeof value === "object" && kindOf(value) === "Placeholder") break;
+          const mapped = value === null ? null : encoder.mapToDriverValue(value);
+          if (mapped !== null && typeof mapped === "object" && kindOf(mapped) === "SQL") {
+            write([mapped], out, config, builder);
+            continue;
+          }
+          out.params.push(mapped);
+          out.sql += `$${out.params.length}`;
           continue;
         }
         break;

@@ -50,6 +50,13 @@ describe("fastSqlToQuery", () => {
     expect(built.sql).toContain(`"uploads"."id"`);
   });
 
+  it("writes values bound to columns as their columns map them (a timestamp, a JSON column, null)", () => {
+    const when = new Date("2026-11-27T10:00:00Z");
+    const built = same(sql`select 1 where ${and(eq(emailSends.sentAt, when), eq(emailSends.runId, "run_9"))} and ${eq(uploads.columns, ["email", "name"])}`);
+    expect(built.params).toEqual([when.toISOString(), "run_9", JSON.stringify(["email", "name"])]);
+    same(sql`select ${sql.param(null, emailSends.sentAt)}::timestamptz, ${sql.param("x", emailSends.to)}`);
+  });
+
   it("a subtree that inlines its parameters is drizzle's; a root that does is left to drizzle", () => {
     same(sql`select ${"a"}, ${sql`${"inlined"}`.inlineParams()}, ${"b"}`);
     expect(fastSqlToQuery(sql`select ${"a"}`.inlineParams(), config())).toBeUndefined();
