@@ -5,6 +5,8 @@
  * (PGlite's worker thread included), postgres processes' CPU per run on PostgreSQL.
  *   npx tsx --conditions=react-server bench/tiny-exec.ts [runs=2000]   (DATABASE_URL=postgres://… for PostgreSQL)
  *   BENCH_CPU_PROFILE=file.cpuprofile writes a CPU profile of the executing alone.
+ *   BENCH_ALS=N executes under N live AsyncLocalStorages, as the executor runs in the server (Next.js keeps several):
+ *   on Node 20 they turn on promise hooks for every promise of the process, each store propagated at every promise.
  */
 import os from "node:os";
 import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, startCpuProfile } from "./bench-support";
@@ -15,6 +17,11 @@ const RUNS = Number(process.argv[2] ?? 2000);
 const WORKFLOWS = 20;
 
 async function main() {
+  const stores = Number(process.env.BENCH_ALS ?? 0);
+  if (stores > 0) {
+    const { AsyncLocalStorage } = await import("node:async_hooks");
+    for (let i = 0; i < stores; i++) new AsyncLocalStorage<{ bench: number }>().enterWith({ bench: i });
+  }
   const resend = await startFakeResendProcess();
   benchEnv({ RESEND_API_KEY: "re_bench", RESEND_BASE_URL: resend.url, EMAIL_DAILY_QUOTA: "10000000", EMAIL_RATE_PER_SECOND: "100000", RUN_RATE_LIMIT_PER_MINUTE: "1000000" });
   const { driver } = await benchDb();
@@ -65,7 +72,7 @@ async function main() {
   console.log(
     `tiny-exec: driver=${driver} runs=${RUNS} delivered=${delivered} time=${seconds.toFixed(2)}s rate=${(RUNS / seconds).toFixed(0)} runs/s ` +
       `CPU=${((used.user + used.system) / 1000 / RUNS).toFixed(2)} ms/run (user ${(used.user / 1000 / RUNS).toFixed(2)}, sys ${(used.system / 1000 / RUNS).toFixed(2)})` +
-      `${onPostgres ? ` postgresCPU=${(pgMs / RUNS).toFixed(2)} ms/run` : ""} load=${os.loadavg().map((l) => l.toFixed(2)).join(",")}`,
+      `${onPostgres ? ` postgresCPU=${(pgMs / RUNS).toFixed(2)} ms/run` : ""}${stores > 0 ? ` asyncLocalStorages=${stores}` : ""} load=${os.loadavg().map((l) => l.toFixed(2)).join(",")}`,
   );
   await benchExit(delivered === RUNS ? 0 : 1);
 }
