@@ -95,16 +95,15 @@ export function withFastSql<T extends object>(db: T): T {
   const dialect = (db as unknown as { dialect?: Dialect & Record<string, unknown> }).dialect;
   if (!dialect || typeof dialect.sqlToQuery !== "function") return db;
   const original = dialect.sqlToQuery.bind(dialect);
-  dialect.sqlToQuery = (sql: SQL, invokeSource?: string) => {
-    const config = {
-      casing: dialect.casing,
-      escapeName: dialect.escapeName,
-      escapeParam: dialect.escapeParam,
-      escapeString: dialect.escapeString,
-      prepareTyping: dialect.prepareTyping,
-      invokeSource,
-    } as BuildConfig;
-    return fastSqlToQuery(sql, config) ?? original(sql, invokeSource);
-  };
+  // The dialect's parts do not change: one config for every statement, another only for an `invokeSource`.
+  const config = {
+    casing: dialect.casing,
+    escapeName: dialect.escapeName,
+    escapeParam: dialect.escapeParam,
+    escapeString: dialect.escapeString,
+    prepareTyping: dialect.prepareTyping,
+  } as BuildConfig;
+  dialect.sqlToQuery = (sql: SQL, invokeSource?: string) =>
+    fastSqlToQuery(sql, invokeSource === undefined ? config : { ...config, invokeSource }) ?? original(sql, invokeSource);
   return db;
 }

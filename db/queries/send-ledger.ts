@@ -296,8 +296,8 @@ export async function writeSentProgress(db: Db, key: LedgerKey, execRunId: strin
  * The CTE `sent_counted` of markSent's statement: the rows `upd` marked sent added to the node's count (migration
  * 0012), which writeSentProgress sums. A row becomes 'sent' once (`status <> 'sent'`), so the count is exact. `slot`
  * (the backend's pid modulo 64): concurrent batches of a node on other connections add to other rows and do not wait
- * for each other's commit. markSentAndCount (and markSharedSentAndCount) does not add to it: it marks the only batch of a node of at most 100
- * emails (lib/nodes/output/execute.ts), whose progress it writes from the ledger itself, and writeSentProgress is
+ * for each other's commit. markSentAndCount and markSharedSentAndCount do not add to it: they mark the only batch of a
+ * node of at most 100 emails (lib/nodes/output/execute.ts), whose progress they write from the ledger itself, and writeSentProgress is
  * called only for the batches of larger nodes (markSent) — a node's size is the same in every run of its chain, its
  * inputs being reused. One insert fewer (with its foreign-key check) in every tiny run.
  */
@@ -309,7 +309,7 @@ function sentCountStatement(key: LedgerKey): SQL {
     )`;
 }
 
-/** What marking a ledger row sent sets (markSent, markSentAndCount, markSharedSent(AndCount)), from a row `v` with its `pid`. */
+/** What marking a ledger row sent sets (markSent, markSentAndCount, markSharedSentAndCount), from a row `v` with its `pid`. */
 const markedSent = sql`status = 'sent', sent_at = now(), provider_message_id = v.pid, error = null`;
 
 /**
@@ -465,29 +465,12 @@ export async function sharedSendRows(db: Db, sendKey: string): Promise<(SharedRo
 }
 
 /**
- * The shared call `sendKey` was delivered: its rows not yet sent are marked sent with their provider ids (by their
- * position in the call), in one statement. Only for a call sent again on a resume: the call itself is marked, with its
- * runs' counts, by markSharedSentAndCount.
- */
-export async function markSharedSent(db: Db, sendKey: string, sent: (SharedRowRef & { providerId: string })[]): Promise<void> {
-  if (sent.length === 0) return;
-  const json = JSON.stringify(sent.map((s) => ({ r: s.runId, n: s.nodeId, idx: s.itemIndex, pid: s.providerId })));
-  await db.execute(sql`with upd as (
-      update email_sends as e set ${markedSent}
-      from jsonb_to_recordset(${json}::jsonb) as v(r text, n text, idx int, pid text)
-      where e.send_key = ${sendKey} and e.run_id = v.r and e.node_id = v.n and e.item_index = v.idx and e.status <> 'sent'
-      returning e.id, e.provider_message_id
-    ), ${providerIds}
-    select count(*) from upd`);
-}
-
-/**
- * The shared call `sendKey` was delivered (lib/nodes/output/shared-send.ts): its rows marked sent with their provider
- * ids, and, for each of `nodes` (a run's node whose only batch went in the call whole), its ledger counts by status
- * after that, written as the progress `{ sent, total }` of its node in the executing run and returned — what
- * markSentAndCount does for one node, here for every run in the call in one statement (one round trip and one commit
- * instead of one per run). As there, the statement cannot see its own update: the counts are the rows before it,
- * moved by what the update returned.
+ * The shared call `sendKey` was delivered (lib/nodes/output/shared-send.ts): its rows not yet sent marked sent with
+ * their provider ids, and, for each of `nodes` (a run's node whose only batch went in the call whole), its ledger
+ * counts by status after that, written as the progress `{ sent, total }` of its node in the executing run and returned
+ * — what markSentAndCount does for one node, here for every run in the call in one statement (one round trip and one
+ * commit instead of one per run). As there, the statement cannot see its own update: the counts are the rows before
+ * it, moved by what the update returned. A call sent again on a resume (resendShared) marks its rows with no `nodes`.
  */
 export async function markSharedSentAndCount(
   db: Db,

@@ -65,7 +65,6 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       shared: {
         claim: (sendKey, rows) => ledger.claimSharedSend(db, sendKey, rows),
         rows: (sendKey) => ledger.sharedSendRows(db, sendKey),
-        markSent: (sendKey, sent) => ledger.markSharedSent(db, sendKey, sent),
         markSentAndCount: (sendKey, sent, nodes) => ledger.markSharedSentAndCount(db, sendKey, sent, nodes),
         release: (sendKey) => ledger.releaseSharedSend(db, sendKey),
       },

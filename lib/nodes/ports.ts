@@ -99,12 +99,10 @@ export interface SharedSends {
   claim(sendKey: string, rows: SharedRow[]): Promise<SharedRowRef[]>;
   /** Every row of the call, whatever its status now. */
   rows(sendKey: string): Promise<(SharedRow & { status: EmailSendStatus })[]>;
-  /** Marks the call's rows not yet sent sent (a call sent again on a resume). */
-  markSent(sendKey: string, sent: (SharedRowRef & { providerId: string })[]): Promise<void>;
   /**
-   * After the call: its rows marked sent, and for each of `nodes` (a run's node whose whole batch was in the call) its
-   * ledger counts by status after that, written as its run's node progress `{ sent, total }` — one statement for every
-   * run in the call. Counts in the order of `nodes`.
+   * After the call: its rows not yet sent marked sent, and for each of `nodes` (a run's node whose whole batch was in
+   * the call) its ledger counts by status after that, written as its run's node progress `{ sent, total }` — one
+   * statement for every run in the call. Counts in the order of `nodes`; none for a call sent again on a resume.
    */
   markSentAndCount(
     sendKey: string,

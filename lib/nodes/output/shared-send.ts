@@ -264,8 +264,9 @@ export async function resendShared(sender: EmailSender, shared: SharedSends, sen
     .map((r) => ({ row: r, ...(JSON.parse(r.payload) as { pos: number; email: OutgoingEmail }) }))
     .sort((a, b) => a.pos - b.pos);
   const results = await sendBatchWithRetry(sender, call.map((c) => c.email), sendKey, ctx);
-  await shared.markSent(
+  await shared.markSentAndCount(
     sendKey,
     call.flatMap((c, k) => (c.row.status === "sent" ? [] : [{ runId: c.row.runId, nodeId: c.row.nodeId, itemIndex: c.row.itemIndex, providerId: results[k].id }])),
+    [],
   );
 }
