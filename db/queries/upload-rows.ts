@@ -1,5 +1,5 @@
 import "server-only";
-import { and, asc, eq, gt, gte, isNull, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import { uploadChunks, uploads } from "@/db/schema";
 import { sliceClock } from "@/lib/slices";
@@ -42,14 +42,20 @@ export async function findUpload(db: Db, accountId: string, uploadId: string) {
 export async function findUploadWithRows(db: Db, accountId: string, uploadId: string) {
   // A plain statement, not drizzle's select builder: it runs once in every run with a DATA_SOURCE, and building the
   // builder's query cost more than the statement's own text (issue 18). `columns` is jsonb: both drivers parse it.
-  const [found] = await execRows<{ id: string; columns: string[]; row_count: number; chunks: string[] | null }>(
+  const [found] = await execRows<UploadWithChunks>(
     db,
     sql`select u.id, u.columns, u.row_count,
         case when (select count(*) from upload_chunks c where c.upload_id = u.id) <= ${CHUNKS_PER_PAGE}
           then array(select c.rows::text from upload_chunks c where c.upload_id = u.id order by c.chunk_index) end as chunks
       from uploads u where u.id = ${uploadId} and u.account_id = ${accountId} and u.deleted_at is null`,
   );
-  if (!found) return undefined;
+  return found ? uploadWithRows(found) : undefined;
+}
+
+/** An upload's row as findUploadWithRows and namedUploadsJson read it: its chunks (JSON text) when it has at most two. */
+type UploadWithChunks = { id: string; columns: string[]; row_count: number | string; chunks: string[] | null };
+
+function uploadWithRows(found: UploadWithChunks): { upload: { id: string; columns: string[]; rowCount: number }; rows?: CsvRow[] } {
   const { chunks } = found;
   const upload = { id: found.id, columns: found.columns, rowCount: Number(found.row_count) };
   if (!chunks) return { upload };
@@ -57,6 +63,44 @@ export async function findUploadWithRows(db: Db, accountId: string, uploadId: st
   for (const chunk of chunks) for (const cells of JSON.parse(chunk) as string[][]) rows.push(cellsToRow(upload.columns, cells));
   wholeUploads.set(rows, upload.id);
   return { upload, rows };
+}
+
+/**
+ * A select-list expression for a statement that claims a run (lib/engine/queue.ts, the embedded executor only):
+ * what findUploadWithRows answers for every upload the DATA_SOURCE nodes of the run's graph name, as one JSON array.
+ * `relation` is the claim's CTE (its `graph` and `account_id`). A run claimed this way starts its DATA_SOURCE with
+ * no statement of its own (UploadPrefetch): a tiny run makes one round trip fewer (issue 18). An upload that is
+ * deleted, another account's or missing is simply absent, and the node reads as before.
+ */
+export function namedUploadsJson(relation: SQL): SQL {
+  return sql`(select coalesce(json_agg(json_build_object('id', u.id, 'columns', u.columns, 'row_count', u.row_count,
+      'chunks', case when (select count(*) from upload_chunks c where c.upload_id = u.id) <= ${CHUNKS_PER_PAGE}
+        then (select json_agg(c.rows::text order by c.chunk_index) from upload_chunks c where c.upload_id = u.id) end)), '[]'::json)
+    from ${relation} r join uploads u on u.account_id = r.account_id and u.deleted_at is null
+      and u.id in (select n -> 'data' ->> 'uploadId' from jsonb_array_elements(r.graph -> 'nodes') n where n ->> 'type' = 'DATA_SOURCE'))`;
+}
+
+/**
+ * The uploads the claim of the run being executed read (namedUploadsJson), for its DATA_SOURCE nodes: one per job of
+ * the embedded executor, shared by its run store (which sets it at each claim) and its node ports (which read it).
+ * Each claim replaces what the previous run's claim read, so a run reads its uploads as they were when it was
+ * claimed, a few milliseconds before its DATA_SOURCE starts; a resumed run (no claim) reads them itself.
+ */
+export class UploadPrefetch {
+  private readonly byId = new Map<string, { accountId: string; found: UploadWithChunks }>();
+
+  /** What the claim of `accountId`'s run read (a JSON array, as text on a driver that does not parse json). */
+  set(accountId: string, uploads: unknown): void {
+    this.byId.clear();
+    const list = (typeof uploads === "string" ? JSON.parse(uploads) : uploads) as UploadWithChunks[] | null | undefined;
+    for (const found of list ?? []) this.byId.set(found.id, { accountId, found });
+  }
+
+  /** findUploadWithRows's answer for the upload, when the claim read it; undefined: read it with a statement. */
+  find(accountId: string, uploadId: string): ReturnType<typeof uploadWithRows> | undefined {
+    const known = this.byId.get(uploadId);
+    return known && known.accountId === accountId ? uploadWithRows(known.found) : undefined;
+  }
 }
 
 /** Row indexes are int4 in the database: "everything" must stay within it. */

@@ -1,5 +1,6 @@
 import "server-only";
 import type { Db } from "@/db/client";
+import { UploadPrefetch } from "@/db/queries/upload-rows";
 import { isDatabaseUnavailable } from "@/db/connection-errors";
 import { contextRunner } from "@/lib/async-context";
 import { log } from "@/lib/log";
@@ -192,13 +193,15 @@ export class EmbeddedExecutor {
       // statement that finishes one (PgRunStoreOptions.inline). A finished run's wake-up for this job's workflow is
       // this loop's next claim; other pokes (enqueues) still count.
       const runStateDb = await (this.options.getRunStateDb ?? this.options.getDb)();
-      store = new PgRunStore(runStateDb, { inline: true });
+      // Each claim reads the uploads its run's DATA_SOURCE nodes name, for this job's ports: no statement of their own.
+      const uploadPrefetch = new UploadPrefetch();
+      store = new PgRunStore(runStateDb, { inline: true, uploadPrefetch });
       const deps: EngineDeps = {
         ...pgEngineDeps(db, async (workflowId) => {
           if (workflowId !== job.workflowId) this.poke(workflowId);
         }),
         store,
-        ports: pgNodePorts(db, { inline: true, volatileDb: runStateDb }),
+        ports: pgNodePorts(db, { inline: true, volatileDb: runStateDb, uploadPrefetch }),
       };
       if (job.resumeRunId) {
         // A retry after a lost database resumes the run only if it is still this process's (see reclaimOwnRun).

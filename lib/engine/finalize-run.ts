@@ -15,6 +15,8 @@ export type FinalizeOptions = {
   held?: HeldBatch;
   /** Claim and start the workflow's next run in the statement that finishes this one (queue.ts, claimAheadCtes). */
   claimAhead?: boolean;
+  /** With claimAhead: also read the uploads the next run's DATA_SOURCE nodes name (queue.ts ClaimOptions). */
+  claimAheadUploads?: boolean;
 };
 
 /**
@@ -113,7 +115,7 @@ export async function finishFromRows(
             and status in ('PENDING', 'RUNNING')
         ), `
     : sql``;
-  const [done] = await execRows<{ updated: number; has_webhooks: boolean; ahead?: unknown; ahead_fresh?: string[]; ahead_pending?: boolean }>(
+  const [done] = await execRows<{ updated: number; has_webhooks: boolean; ahead?: unknown; ahead_fresh?: string[]; ahead_pending?: boolean; ahead_uploads?: unknown }>(
     db,
     sql`with ${skipped}upd as (
           update runs set status = ${status}, result = ${JSON.stringify(result)}::jsonb, error = ${error},
@@ -128,7 +130,7 @@ export async function finishFromRows(
         )`}${options.claimAhead ? sql`, ${claimAheadCtes(run.workflowId, run.runId, sql`exists (select 1 from upd)`)}` : sql``}
         select (select count(*) from upd)::int as updated,
           exists (select 1 from webhooks where account_id = ${run.accountId} and deleted_at is null) as has_webhooks
-          ${options.claimAhead ? sql`, ${claimAheadColumns(run.workflowId)}` : sql``}`,
+          ${options.claimAhead ? sql`, ${claimAheadColumns(run.workflowId, { uploads: options.claimAheadUploads })}` : sql``}`,
   );
   forgetRunOutputs(run.runId);
   const changed = Number(done?.updated ?? 0) > 0;

@@ -1,6 +1,6 @@
 import "server-only";
 import type { Db } from "@/db/client";
-import { findUpload, findUploadWithRows, readUploadRows } from "@/db/queries/upload-rows";
+import { findUpload, findUploadWithRows, readUploadRows, type UploadPrefetch } from "@/db/queries/upload-rows";
 import { loadAiSettings } from "@/lib/ai/settings";
 import { acquireSendSlot, reportRateLimit, slotStatement } from "@/lib/email/pacing";
 import * as ledger from "@/db/queries/send-ledger";
@@ -28,14 +28,16 @@ function progressDue(node: string): boolean {
  * pending read (its send slot, and the send-time suppression marks, which the next read makes again) and the shared
  * limiter's slots and holds — so they do not wait for a WAL flush (db/client.ts's run-state pool: 2–5 ms per commit
  * on this VM's disk, four times per batch-lane round trip). What is sent, and every ledger row, stays on `db`.
+ * `uploadPrefetch`: the uploads the claim of the run being executed read (the embedded executor's job; see PgRunStore).
  */
-export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db } = {}): NodePorts {
+export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db; uploadPrefetch?: UploadPrefetch } = {}): NodePorts {
+  const prefetch = options.uploadPrefetch;
   const volatile = options.volatileDb ?? db;
   return {
     uploads: {
       find: (accountId, uploadId) => findUpload(db, accountId, uploadId),
       readRows: (upload, offset, limit) => readUploadRows(db, upload, offset, limit),
-      findWithRows: (accountId, uploadId) => findUploadWithRows(db, accountId, uploadId),
+      findWithRows: async (accountId, uploadId) => prefetch?.find(accountId, uploadId) ?? findUploadWithRows(db, accountId, uploadId),
     },
     aiSettings: (accountId) => loadAiSettings(db, accountId),
     ledger: {

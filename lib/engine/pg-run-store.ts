@@ -2,6 +2,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import { isSmallOutput } from "@/db/queries/node-outputs";
+import type { UploadPrefetch } from "@/db/queries/upload-rows";
 import { heldCtes, isEmptyBatch, type HeldBatch, type HeldLine, type HeldSuccess } from "./buffered-writes";
 import { finalizeRunRows, finishFromRows, type FinalRow } from "./finalize-run";
 import { log } from "@/lib/log";
@@ -34,6 +35,11 @@ export type PgRunStoreOptions = {
    * PENDING run left).
    */
   inline?: boolean;
+  /**
+   * The embedded executor's job: every claim (claimNext, and finalize's claim-ahead) also reads the uploads the claimed
+   * run's DATA_SOURCE nodes name, and hands them to the job's node ports through this (db/queries/upload-rows.ts).
+   */
+  uploadPrefetch?: UploadPrefetch;
 };
 
 /** How a node of a run this store knows whole ended (see PgRunStore.known). */
@@ -79,20 +85,25 @@ export class PgRunStore implements RunStore {
    */
   private readonly known = new Map<string, { claimedAt: number; nodes: Map<string, KnownNode> }>();
   private readonly inline: boolean;
+  private readonly uploadPrefetch: UploadPrefetch | undefined;
 
   constructor(
     readonly db: Db,
     options: PgRunStoreOptions = {},
   ) {
     this.inline = options.inline === true;
+    this.uploadPrefetch = options.uploadPrefetch;
   }
 
   async claimNext(workflowId: string) {
     const ahead = this.ahead.get(workflowId);
     this.ahead.delete(workflowId);
     if (ahead === "empty") return null;
-    const claimed = ahead ?? (await claimNextRunWithInfo(this.db, workflowId));
-    if (!claimed) return null;
+    const found = ahead ?? (await claimNextRunWithInfo(this.db, workflowId, { uploads: this.uploadPrefetch !== undefined }));
+    if (!found) return null;
+    // The uploads go to the node ports, not into the run (its snapshot is kept while it executes).
+    const { uploads, ...claimed } = found;
+    this.uploadPrefetch?.set(claimed.accountId, uploads);
     noteClaimed(claimed.runId, claimed.cancelRequested);
     for (const nodeId of claimed.freshNodes) this.fresh.add(`${claimed.runId}:${nodeId}`);
     const fresh = new Set(claimed.freshNodes);
@@ -227,8 +238,8 @@ export class PgRunStore implements RunStore {
       const rows = options.cancelled ? undefined : this.knownRows(run);
       const finalized = await this.withHeld(run.runId, (held) =>
         rows
-          ? finishFromRows(this.db, run, order, rows, { held, claimAhead: this.inline })
-          : finalizeRunRows(this.db, run, order, { cancelled: options.cancelled, held, claimAhead: this.inline }),
+          ? finishFromRows(this.db, run, order, rows, { held, claimAhead: this.inline, claimAheadUploads: this.uploadPrefetch !== undefined })
+          : finalizeRunRows(this.db, run, order, { cancelled: options.cancelled, held, claimAhead: this.inline, claimAheadUploads: this.uploadPrefetch !== undefined }),
       );
       if (finalized.ahead) this.ahead.set(run.workflowId, finalized.ahead);
       const { ahead: _ahead, ...rest } = finalized;

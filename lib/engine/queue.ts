@@ -1,6 +1,7 @@
 import "server-only";
 import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
+import { namedUploadsJson } from "@/db/queries/upload-rows";
 import type { Graph } from "@/lib/graph/schema";
 import { EXECUTOR_GONE, executorKey } from "./executor-lock";
 import { startRowsCtes } from "./node-store";
@@ -17,7 +18,13 @@ export const HEARTBEAT_INTERVAL_MS = 10_000;
 export type ClaimedRun = { runId: string; workflowId: string };
 
 /** The claimed run's snapshot, read by the claim itself (the embedded executor; an Inngest step result stays small). */
-export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; version: number; cancelRequested: boolean; freshNodes: string[] } & Omit<RunInfo, "runId" | "workflowId" | "accountId" | "graph">;
+export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; version: number; cancelRequested: boolean; freshNodes: string[] } & Omit<RunInfo, "runId" | "workflowId" | "accountId" | "graph"> & {
+  /** With `uploads` asked for: the uploads its DATA_SOURCE nodes name, as namedUploadsJson reads them (UploadPrefetch). */
+  uploads?: unknown;
+};
+
+/** What a claim reads besides the run: `uploads`, the uploads its DATA_SOURCE nodes name (db/queries/upload-rows.ts). */
+export type ClaimOptions = { uploads?: boolean };
 
 /**
  * Claims the oldest PENDING run (lowest seq) of the workflow, only while no run of that workflow is RUNNING.
@@ -35,8 +42,8 @@ export async function claimNextRun(db: Db, workflowId: string): Promise<ClaimedR
  * node (kept when already there: the nodes a retry reused) and the run's first log line — what `startRunRows` does
  * for a run that was not just claimed. One round trip where the executor made three.
  */
-export async function claimNextRunWithInfo(db: Db, workflowId: string): Promise<ClaimedRunInfo | null> {
-  const row = await claim<RunRow & { cancel_requested: boolean; fresh_nodes?: string[] }>(db, workflowId, CLAIM_INFO_COLUMNS, { start: true });
+export async function claimNextRunWithInfo(db: Db, workflowId: string, options: ClaimOptions = {}): Promise<ClaimedRunInfo | null> {
+  const row = await claim<RunRow & { cancel_requested: boolean; fresh_nodes?: string[] }>(db, workflowId, CLAIM_INFO_COLUMNS, { start: true, uploads: options.uploads });
   return row ? claimInfoFromRow(row) : null;
 }
 
@@ -45,10 +52,12 @@ type ClaimRow = { id: string; beat: string };
 
 /** The columns claimNextRunWithInfo reads with the claim. */
 const CLAIM_INFO_COLUMNS = sql`${sql.raw(RUN_COLUMNS)}, heartbeat_at::text as beat, cancel_requested_at is not null as cancel_requested`;
-type ClaimInfoRow = ClaimRow & RunRow & { cancel_requested: boolean; fresh_nodes?: string[] };
+type ClaimInfoRow = ClaimRow & RunRow & { cancel_requested: boolean; fresh_nodes?: string[]; uploads?: unknown };
 
 function claimInfoFromRow(row: ClaimInfoRow): ClaimedRunInfo {
-  return { ...runFromRow(row), cancelRequested: row.cancel_requested === true, freshNodes: row.fresh_nodes ?? [] };
+  const info: ClaimedRunInfo = { ...runFromRow(row), cancelRequested: row.cancel_requested === true, freshNodes: row.fresh_nodes ?? [] };
+  if (row.uploads !== undefined) info.uploads = row.uploads;
+  return info;
 }
 
 /** The UPDATE that moves the workflow's oldest PENDING run to RUNNING for this process (see claimNextRun). */
@@ -80,9 +89,10 @@ export function claimAheadCtes(workflowId: string, finishing: string, gate: SQL)
 }
 
 /** The select list that goes with claimAheadCtes. */
-export function claimAheadColumns(workflowId: string): SQL {
+export function claimAheadColumns(workflowId: string, options: ClaimOptions = {}): SQL {
   return sql`(select row_to_json(c) from claimed c) as ahead, array(select node_id from ins) as ahead_fresh,
-    exists (select 1 from runs p where p.workflow_id = ${workflowId} and p.status = 'PENDING') as ahead_pending`;
+    exists (select 1 from runs p where p.workflow_id = ${workflowId} and p.status = 'PENDING') as ahead_pending${
+      options.uploads ? sql`, ${namedUploadsJson(sql`claimed`)} as ahead_uploads` : sql``}`;
 }
 
 /**
@@ -90,24 +100,32 @@ export function claimAheadColumns(workflowId: string): SQL {
  * workflow had no PENDING run when the statement began (an enqueue committed later wakes the workflow itself); or
  * undefined: PENDING runs were there but none was claimed (a claim must be tried as usual).
  */
-export function claimAheadResult(row: { ahead?: unknown; ahead_fresh?: string[]; ahead_pending?: boolean } | undefined): ClaimedRunInfo | "empty" | undefined {
+export function claimAheadResult(
+  row: { ahead?: unknown; ahead_fresh?: string[]; ahead_pending?: boolean; ahead_uploads?: unknown } | undefined,
+): ClaimedRunInfo | "empty" | undefined {
   if (!row) return undefined;
   if (row.ahead) {
     const claimed = (typeof row.ahead === "string" ? JSON.parse(row.ahead) : row.ahead) as ClaimInfoRow;
     noteOwnBeat(claimed.id, claimed.beat);
-    return claimInfoFromRow({ ...claimed, fresh_nodes: row.ahead_fresh ?? [] });
+    return claimInfoFromRow({ ...claimed, fresh_nodes: row.ahead_fresh ?? [], uploads: row.ahead_uploads });
   }
   return row.ahead_pending === true ? undefined : "empty";
 }
 
-async function claim<Extra = object>(db: Db, workflowId: string, returning: SQL, options: { start?: boolean } = {}): Promise<(ClaimRow & Extra) | null> {
+async function claim<Extra = object>(
+  db: Db,
+  workflowId: string,
+  returning: SQL,
+  options: { start?: boolean } & ClaimOptions = {},
+): Promise<(ClaimRow & Extra) | null> {
   const update = claimUpdate(workflowId, returning);
   try {
     const rows = await execRows<ClaimRow & Extra>(
       db,
       options.start
         ? sql`with claimed as (${update}), ${startRowsCtes(sql`claimed`)}
-            select claimed.*, array(select node_id from ins) as fresh_nodes from claimed`
+            select claimed.*, array(select node_id from ins) as fresh_nodes${options.uploads ? sql`, ${namedUploadsJson(sql`claimed`)} as uploads` : sql``}
+            from claimed`
         : update,
     );
     if (rows[0]) noteOwnBeat(rows[0].id, rows[0].beat);

@@ -2,8 +2,8 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { execRows, getDb, getRunStateDb } from "@/db/client";
 import * as ledger from "@/db/queries/send-ledger";
-import { findUploadWithRows, readUploadRows, wholeUploadOf } from "@/db/queries/upload-rows";
-import { emailSends, nodeResults, runLogs, runs, suppressions, workflows } from "@/db/schema";
+import { findUploadWithRows, readUploadRows, UploadPrefetch, wholeUploadOf } from "@/db/queries/upload-rows";
+import { emailSends, nodeResults, runLogs, runs, suppressions, uploads, workflows } from "@/db/schema";
 import { inlineStep } from "@/lib/engine/embedded-executor";
 import { executeRun, type EngineDeps } from "@/lib/engine/execute-run";
 import { pgEngineDeps } from "@/lib/engine/pg-engine";
@@ -264,6 +264,53 @@ describe("DATA_SOURCE in one round trip", () => {
     const large = await insertUpload(accountId, ["email", "n"], rows, 1); // 3 chunks: more than a page
     expect(await findUploadWithRows(db, accountId, large)).toEqual({ upload: { id: large, columns: ["email", "n"], rowCount: 3 } });
     expect(await findUploadWithRows(db, "usr_other", small)).toBeUndefined();
+  });
+
+  it("a claim reads the uploads its run's DATA_SOURCE nodes name, for the job's ports; never a deleted one or another account's", async () => {
+    const { id: accountId } = await createTestAccount();
+    const { id: otherAccountId } = await createTestAccount();
+    const db = await getDb();
+    const rows = [["a@example.com", "1"], ["b@example.com", "2"], ["c@example.com", "3"]];
+    const small = await insertUpload(accountId, ["email", "n"], rows, 2);
+    const large = await insertUpload(accountId, ["email", "n"], rows, 1); // 3 chunks: its rows are read apart
+    const deleted = await insertUpload(accountId, ["email", "n"], rows, 2);
+    await db.update(uploads).set({ deletedAt: new Date() }).where(eq(uploads.id, deleted));
+    const foreign = await insertUpload(otherAccountId, ["email", "n"], rows, 2);
+    const graph: TestGraph = {
+      nodes: [trigger, ...[small, large, deleted, foreign].map((uploadId, i) => ({ id: `s${i}`, type: "DATA_SOURCE", data: { uploadId } }))],
+      edges: [0, 1, 2, 3].map((i) => ({ source: "t", target: `s${i}` })),
+    };
+    const workflowId = await insertWorkflow(accountId, graph);
+    const first = await enqueueRaw(accountId, workflowId, graph);
+    const second = await enqueueRaw(accountId, workflowId, graph);
+    const prefetch = new UploadPrefetch();
+    const store = new PgRunStore(await getRunStateDb(), { inline: true, uploadPrefetch: prefetch });
+    const ports = pgNodePorts(db, { inline: true, uploadPrefetch: prefetch });
+    const expectPrefetched = async () => {
+      const read = prefetch.find(accountId, small);
+      expect(read?.upload).toEqual({ id: small, columns: ["email", "n"], rowCount: 3 });
+      expect(read?.rows).toEqual(await readUploadRows(db, read!.upload, 0, 3));
+      expect(wholeUploadOf(read!.rows!)).toBe(small);
+      expect(prefetch.find(accountId, large)).toEqual({ upload: { id: large, columns: ["email", "n"], rowCount: 3 } });
+      expect(prefetch.find(accountId, deleted)).toBeUndefined();
+      expect(prefetch.find(accountId, foreign)).toBeUndefined();
+      expect(prefetch.find(otherAccountId, small)).toBeUndefined();
+      // The port answers from the claim when it can, and reads as before when it cannot (the node then fails as before).
+      expect((await ports.uploads.findWithRows!(accountId, small))?.rows?.map((r) => r.email)).toEqual(["a@example.com", "b@example.com", "c@example.com"]);
+      expect(await ports.uploads.findWithRows!(accountId, deleted)).toBeUndefined();
+      expect(await ports.uploads.findWithRows!(accountId, foreign)).toBeUndefined();
+    };
+    const claimed = await store.claimNext(workflowId);
+    expect(claimed?.runId).toBe(first);
+    expect(claimed).not.toHaveProperty("uploads"); // the rows go to the ports, not into the run's snapshot
+    await expectPrefetched();
+    // The next run, claimed ahead by the statement that finishes this one, comes with them too.
+    const finalized = await store.finalize(claimed!, graph.nodes.map((n) => n.id), { cancelled: false });
+    expect(finalized.changed).toBe(true);
+    prefetch.set(accountId, []);
+    expect(prefetch.find(accountId, small)).toBeUndefined();
+    expect((await store.claimNext(workflowId))?.runId).toBe(second);
+    await expectPrefetched();
   });
 });
 
