@@ -15,6 +15,10 @@
  * server's backends' CPU per run (all `postgres` processes of the machine, read from /proc: run it on a quiet
  * machine) and transactions per run (pg_stat_database.xact_commit + xact_rollback of the bench database; each
  * statement outside a transaction is one). Targets: ≥ 400 runs/s PostgreSQL, ≥ 150 runs/s PGlite, ≤ 2 ms app CPU/run.
+ * It also splits the clock at the last enqueue's answer: the emails (runs) delivered by then and in how many provider
+ * calls, and the runs left after it with their rate and app CPU (execution alone: the server has no request but the
+ * 50 ms poll). While 32 clients enqueue, each turn of the event loop serves up to 32 requests, and every step of a run
+ * that waits for I/O waits a whole turn: the executor then finishes few runs, and the fewer steps a run has the more.
  * The last line is `BENCH_JSON {…}` for bench/compare.ts.
  */
 import http from "node:http";
@@ -122,6 +126,8 @@ async function main() {
     let next = 0;
     let refused = 0;
     let enqueueDone = 0;
+    // What the server had done when the last enqueue was answered: the rest of the clock is execution alone.
+    let atEnqueueDone = { emails: 0, appMs: 0, calls: 0 };
     await Promise.all(
       Array.from({ length: CLIENTS }, async () => {
         while (next < RUNS) {
@@ -130,6 +136,7 @@ async function main() {
           if (answer.status !== 202) refused++;
         }
         enqueueDone = performance.now();
+        atEnqueueDone = { emails: resend.emails().length - baseEmails, appMs: treeCpuMs(server.pid!) - app0, calls: resend.requests.length - baseCalls };
       }),
     );
     await waitFinished(baseEmails + RUNS - refused);
@@ -142,11 +149,14 @@ async function main() {
     // Provider calls (the fake Resend's requests): below one per run when runs share calls (lib/nodes/output/shared-send.ts).
     const calls = resend.requests.length - baseCalls;
     const rate = RUNS / seconds;
+    const tailRuns = RUNS - atEnqueueDone.emails;
+    const tailSeconds = seconds - (enqueueDone - started) / 1000;
+    const tail = `after the enqueues: ${tailRuns} runs in ${tailSeconds.toFixed(2)}s (${(tailRuns / tailSeconds).toFixed(0)} runs/s, app CPU ${((appMs - atEnqueueDone.appMs) / Math.max(1, tailRuns)).toFixed(2)} ms/run)`;
     const perRun = (x: number) => (Number.isFinite(x) ? (x / RUNS).toFixed(2) : "n/a");
     const target = onPostgres ? 400 : 150;
     console.log(
       `tiny-runs: driver=${driver} runs=${RUNS} warmup=${WARMUP * WORKFLOWS} workflows=${WORKFLOWS} clients=${CLIENTS} refused=${refused} failed=${failed} emails=${sent} ` +
-        `time=${seconds.toFixed(2)}s (enqueues done at ${((enqueueDone - started) / 1000).toFixed(2)}s) rate=${rate.toFixed(0)} runs/s (target ≥ ${target}) ` +
+        `time=${seconds.toFixed(2)}s (enqueues done at ${((enqueueDone - started) / 1000).toFixed(2)}s, ${atEnqueueDone.emails} emails sent by then in ${atEnqueueDone.calls} provider calls; ${tail}) rate=${rate.toFixed(0)} runs/s (target ≥ ${target}) ` +
         `appCPU=${perRun(appMs)} ms/run (target ≤ 2) postgresCPU=${perRun(pgMs)} ms/run transactions=${perRun(tx)}/run providerCalls=${(calls / RUNS).toFixed(2)}/run load=${load0} → ${loadAverage()}`,
     );
     console.log(
