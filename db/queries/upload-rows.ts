@@ -44,9 +44,7 @@ export async function findUploadWithRows(db: Db, accountId: string, uploadId: st
   // builder's query cost more than the statement's own text (issue 18). `columns` is jsonb: both drivers parse it.
   const [found] = await execRows<UploadWithChunks>(
     db,
-    sql`select u.id, u.columns, u.row_count,
-        case when (select count(*) from upload_chunks c where c.upload_id = u.id) <= ${CHUNKS_PER_PAGE}
-          then array(select c.rows::text from upload_chunks c where c.upload_id = u.id order by c.chunk_index) end as chunks
+    sql`select u.id, u.columns, u.row_count, ${smallUploadChunks()} as chunks
       from uploads u where u.id = ${uploadId} and u.account_id = ${accountId} and u.deleted_at is null`,
   );
   return found ? uploadWithRows(found) : undefined;
@@ -54,6 +52,12 @@ export async function findUploadWithRows(db: Db, accountId: string, uploadId: st
 
 /** An upload's row as findUploadWithRows and namedUploadsJson read it: its chunks (JSON text) when it has at most two. */
 type UploadWithChunks = { id: string; columns: string[]; row_count: number | string; chunks: string[] | null };
+
+/** The chunks of upload `u` as a JSON array of their text when it fits one page (CHUNKS_PER_PAGE), else null. */
+function smallUploadChunks(): SQL {
+  return sql`case when (select count(*) from upload_chunks c where c.upload_id = u.id) <= ${CHUNKS_PER_PAGE}
+    then (select json_agg(c.rows::text order by c.chunk_index) from upload_chunks c where c.upload_id = u.id) end`;
+}
 
 function uploadWithRows(found: UploadWithChunks): { upload: { id: string; columns: string[]; rowCount: number }; rows?: CsvRow[] } {
   const { chunks } = found;
@@ -74,8 +78,7 @@ function uploadWithRows(found: UploadWithChunks): { upload: { id: string; column
  */
 export function namedUploadsJson(relation: SQL): SQL {
   return sql`(select coalesce(json_agg(json_build_object('id', u.id, 'columns', u.columns, 'row_count', u.row_count,
-      'chunks', case when (select count(*) from upload_chunks c where c.upload_id = u.id) <= ${CHUNKS_PER_PAGE}
-        then (select json_agg(c.rows::text order by c.chunk_index) from upload_chunks c where c.upload_id = u.id) end)), '[]'::json)
+      'chunks', ${smallUploadChunks()})), '[]'::json)
     from ${relation} r join uploads u on u.account_id = r.account_id and u.deleted_at is null
       and u.id in (select n -> 'data' ->> 'uploadId' from jsonb_array_elements(r.graph -> 'nodes') n where n ->> 'type' = 'DATA_SOURCE'))`;
 }

@@ -236,10 +236,11 @@ export class PgRunStore implements RunStore {
   async finalize(run: Parameters<RunStore["finalize"]>[0], order: string[], options: { cancelled: boolean }) {
     try {
       const rows = options.cancelled ? undefined : this.knownRows(run);
+      const claim = { claimAhead: this.inline, claimAheadUploads: this.uploadPrefetch !== undefined };
       const finalized = await this.withHeld(run.runId, (held) =>
         rows
-          ? finishFromRows(this.db, run, order, rows, { held, claimAhead: this.inline, claimAheadUploads: this.uploadPrefetch !== undefined })
-          : finalizeRunRows(this.db, run, order, { cancelled: options.cancelled, held, claimAhead: this.inline, claimAheadUploads: this.uploadPrefetch !== undefined }),
+          ? finishFromRows(this.db, run, order, rows, { held, ...claim })
+          : finalizeRunRows(this.db, run, order, { cancelled: options.cancelled, held, ...claim }),
       );
       if (finalized.ahead) this.ahead.set(run.workflowId, finalized.ahead);
       const { ahead: _ahead, ...rest } = finalized;
