@@ -1,7 +1,8 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
-import { emailSends, nodeResults, runs as runsTable, suppressions } from "@/db/schema";
+import { emailSendPacing, emailSends, nodeResults, runs as runsTable, suppressions } from "@/db/schema";
+import { resetConfig } from "@/lib/config";
 import * as ledger from "@/db/queries/send-ledger";
 import { stopEmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { pgNodePorts } from "@/lib/engine/pg-node-ports";
@@ -245,5 +246,37 @@ describe("shared provider calls", () => {
     expect(outputs.map((o) => [(o.output as { emailsSent: number }).emailsSent, o.progress])).toEqual(runIds.map(() => [3, { sent: 3, total: 3 }]));
     const runs = await db.select({ status: runsTable.status }).from(runsTable).where(inArray(runsTable.id, runIds));
     expect(runs.map((r) => r.status)).toEqual(runIds.map(() => "SUCCESS"));
+  });
+
+  it("a shared call takes one send slot of the provider's limit, not one per run in it", async () => {
+    // At 2 calls per second a slot is 525 ms (pacingPolicy.marginFactor): six runs' slots would reach 3 s ahead.
+    process.env.EMAIL_RATE_PER_SECOND = "2";
+    resetConfig();
+    try {
+      const account = await createTestAccount();
+      const workflows = await Promise.all(Array.from({ length: 6 }, (_, w) => emailEveryRowWorkflow(account.id, 1, `slot${w}-`)));
+      const db = await getDb();
+      const pacingKey = getEmailSender().pacingKey!;
+      await db.delete(emailSendPacing).where(eq(emailSendPacing.key, pacingKey));
+      const executor = startTestExecutor(8);
+      const started = Date.now();
+      const runIds: string[] = [];
+      for (const { workflowId } of workflows) runIds.push((await enqueueRun(account.id, workflowId, undefined)).run.runId);
+      await executor.idle();
+      await stopTestExecutor();
+      const runs = await db.select({ status: runsTable.status }).from(runsTable).where(inArray(runsTable.id, runIds));
+      expect(runs.map((r) => r.status)).toEqual(runIds.map(() => "SUCCESS"));
+      expect(resend.emails().filter((e) => e.to[0].startsWith("slot"))).toHaveLength(6);
+      // The runs shared calls (the first call's slot was taken at once; the others' batches joined the next call while
+      // it waited for its slot), and the limiter handed out one slot per call: its next slot is `calls` slots after
+      // the first, not six.
+      const calls = resend.requests.length;
+      expect(calls).toBeLessThan(6);
+      const [pacing] = await db.select({ nextAt: emailSendPacing.nextAt }).from(emailSendPacing).where(eq(emailSendPacing.key, pacingKey));
+      expect(pacing.nextAt.getTime() - started).toBeLessThanOrEqual(calls * 525 + 400);
+    } finally {
+      delete process.env.EMAIL_RATE_PER_SECOND;
+      resetConfig();
+    }
   });
 });
