@@ -455,38 +455,6 @@ export async function claimSharedSend(db: Db, sendKey: string, rows: SharedRow[]
   return claimed.map((c) => ({ runId: c.run_id, nodeId: c.node_id, itemIndex: Number(c.item_index) }));
 }
 
-/**
- * claimSharedSend with the call's send slot taken in the same statement (`slot`: lib/email/pacing.ts slotStatement,
- * returning `wait_ms`): the rows are claimed only when the slot starts within `startsWithinMs`. The slot is taken
- * either way; when it starts later nothing is claimed, and the caller waits `waitMs` for it, then claims.
- */
-export async function claimSharedSendWithSlot(
-  db: Db,
-  sendKey: string,
-  rows: SharedRow[],
-  slot: SQL,
-  startsWithinMs: number,
-): Promise<{ slotFree: boolean; waitMs: number; claimed: SharedRowRef[] }> {
-  const json = JSON.stringify(rows.map((r) => ({ r: r.runId, n: r.nodeId, i: r.itemIndex, p: r.payload })));
-  const answer = await execRows<{ wait_ms: number | string; run_id: string | null; node_id: string | null; item_index: number | null }>(
-    db,
-    sql`with slot as (${slot}), claimed as (
-          update email_sends e set send_key = ${sendKey}, send_payload = v.p
-          from jsonb_to_recordset(${json}::jsonb) as v(r text, n text, i int, p text)
-          where e.run_id = v.r and e.node_id = v.n and e.item_index = v.i and e.status = 'pending' and e.send_key is null
-            and (select wait_ms from slot) <= ${startsWithinMs}::float8
-          returning e.run_id, e.node_id, e.item_index
-        )
-        select (select wait_ms from slot) as wait_ms, c.run_id, c.node_id, c.item_index from (select 1) one left join claimed c on true`,
-  );
-  const waitMs = Math.ceil(Number(answer[0]?.wait_ms ?? 0));
-  return {
-    slotFree: waitMs <= startsWithinMs,
-    waitMs,
-    claimed: answer.flatMap((c) => (c.run_id === null ? [] : [{ runId: c.run_id, nodeId: c.node_id!, itemIndex: Number(c.item_index) }])),
-  };
-}
-
 /** Every row of the shared call `sendKey`, whatever its status now, with its payload: what the call sent. */
 export async function sharedSendRows(db: Db, sendKey: string): Promise<(SharedRow & { status: EmailSendStatus })[]> {
   const rows = await execRows<{ run_id: string; node_id: string; item_index: number; status: EmailSendStatus; send_payload: string }>(

@@ -66,8 +66,6 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       markSentAndCount: (key, execRunId, sent) => ledger.markSentAndCount(db, key, execRunId, sent),
       shared: {
         claim: (sendKey, rows) => ledger.claimSharedSend(db, sendKey, rows),
-        claimWithSlot: (sendKey, rows, slot, startsWithinMs) =>
-          ledger.claimSharedSendWithSlot(db, sendKey, rows, slotStatement(slot.key, slot.ratePerSecond), startsWithinMs),
         rows: (sendKey) => ledger.sharedSendRows(db, sendKey),
         markSentAndCount: (sendKey, sent, nodes) => ledger.markSharedSentAndCount(db, sendKey, sent, nodes),
         release: (sendKey) => ledger.releaseSharedSend(db, sendKey),

@@ -97,17 +97,6 @@ export type SharedRowRef = Omit<SharedRow, "payload">;
 export interface SharedSends {
   /** Gives the call's key and payloads to the rows still pending and in no call; answers those (only they may go). */
   claim(sendKey: string, rows: SharedRow[]): Promise<SharedRowRef[]>;
-  /**
-   * Optional: `claim` with the call's send slot of the provider's limiter taken in the same statement (no round trip
-   * of its own). The rows are claimed only when the slot starts within `startsWithinMs` (`slotFree`); else nothing is
-   * claimed, and the call waits `waitMs` for its slot (taken either way) before claiming.
-   */
-  claimWithSlot?(
-    sendKey: string,
-    rows: SharedRow[],
-    slot: { key: string; ratePerSecond: number },
-    startsWithinMs: number,
-  ): Promise<{ slotFree: boolean; waitMs: number; claimed: SharedRowRef[] }>;
   /** Every row of the call, whatever its status now. */
   rows(sendKey: string): Promise<(SharedRow & { status: EmailSendStatus })[]>;
   /**

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { emailSendPacing, emailSends, nodeResults, runs as runsTable, suppressions } from "@/db/schema";
@@ -10,8 +10,7 @@ import { getEmailSender } from "@/lib/email";
 import type { OutgoingEmail } from "@/lib/email/types";
 import type { LedgerKey, NodePorts, SharedSends } from "@/lib/nodes/ports";
 import type { SendContext } from "@/lib/nodes/output/send-with-retry";
-import { resendShared, sendShared, SharedBudgetSpent, type SharedOutcome, type SharedPart } from "@/lib/nodes/output/shared-send";
-import { SendStopped } from "@/lib/nodes/output/send-with-retry";
+import { resendShared, sendShared, SharedBudgetSpent, type SharedPart } from "@/lib/nodes/output/shared-send";
 import { enqueueRun } from "@/lib/services/runs/enqueue-run";
 import { createTestAccount } from "@/test/support/accounts";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
@@ -126,44 +125,6 @@ describe("shared provider calls", () => {
     ]);
     const progress = await db.select({ runId: nodeResults.runId, progress: nodeResults.progress }).from(nodeResults).where(and(inArray(nodeResults.runId, parts.map((p) => p.key.runId)), eq(nodeResults.nodeId, "out")));
     expect(new Map(progress.map((p) => [p.runId, p.progress]))).toEqual(new Map([[parts[0].key.runId, { sent: 2, total: 2 }], [parts[1].key.runId, { sent: 1, total: 1 }]]));
-  });
-
-  it("the call takes its send slot in its claim; when the slot starts later it claims nothing, waits taking more batches, and lets a stopping run leave", async () => {
-    const account = await createTestAccount();
-    const db = await getDb();
-    const pacingKey = getEmailSender().pacingKey!;
-    let withSlot = 0;
-    const counting: SharedSends = { ...shared, claimWithSlot: (...args) => (withSlot++, shared.claimWithSlot!(...args)) };
-    const batch = async (tag: string, stop?: () => boolean) => {
-      const part = await pendingBatch(account.id, tag, 1);
-      return { ...part, ledger: { ...part.ledger, shared: counting }, ctx: context({ shouldStop: async () => stop?.() ?? false }) };
-    };
-    // A free slot: the claim takes it, and the call goes at once.
-    await db.delete(emailSendPacing).where(eq(emailSendPacing.key, pacingKey));
-    const free = [await batch("free1"), await batch("free2")];
-    expect((await Promise.all(free.map((p) => sendShared(getEmailSender(), p)))).map((o) => o.kind)).toEqual(["shared", "shared"]);
-    expect(withSlot).toBe(1);
-    expect(batchCalls()).toHaveLength(1);
-    // The limiter's next slot is 1 s ahead: the claim takes the slot after it and claims nothing; while the call waits
-    // (asking every 500 ms whether a run must stop), a third batch joins it and a run that must stop leaves it.
-    await db.update(emailSendPacing).set({ nextAt: sql`now() + interval '1 second'` }).where(eq(emailSendPacing.key, pacingKey));
-    let stopLate = false;
-    const late = [await batch("late1"), await batch("late2", () => stopLate)];
-    const joiner = await batch("late3");
-    const started = Date.now();
-    const outcomes = late.map((p) => sendShared(getEmailSender(), p).catch((error: unknown) => error));
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect((await rowsOf(late[0]))[0].sendKey).toBeNull();
-    stopLate = true;
-    outcomes.push(sendShared(getEmailSender(), joiner));
-    const answered = await Promise.all(outcomes);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
-    expect((answered[0] as SharedOutcome).kind).toBe("shared");
-    expect(answered[1]).toBeInstanceOf(SendStopped);
-    expect((answered[2] as SharedOutcome).kind).toBe("shared");
-    expect(batchCalls()).toHaveLength(2);
-    expect((batchCalls()[1].body as { to: string }[]).map((e) => e.to)).toEqual(["late1-0@example.com", "late3-0@example.com"]);
-    expect((await rowsOf(late[1])).map((r) => [r.status, r.sendKey])).toEqual([["pending", null]]);
   });
 
   it("a batch alone in its turn is its own call (nothing claimed)", async () => {

@@ -108,20 +108,10 @@ export function sendShared(sender: EmailSender, part: SharedPart): Promise<Share
   });
 }
 
-/**
- * A call's slot starts "now" within this: its claim (which takes the slot, claimWithSlot) claims the rows and the
- * call waits for the rest of it claimed. Longer, the call waits for its slot unclaimed, taking more batches.
- */
-const SLOT_NOW_MS = 20;
-
 async function launch(sender: EmailSender, group: Group): Promise<void> {
   let slotTaken = false;
-  // Several batches, none with a slot of its own: the call takes its slot in its claim's statement (sendGroup), not
-  // in a round trip of its own before it.
-  const slotInClaim =
-    sender.pacingKey !== undefined && group.parts.length > 1 && group.parts.every((p) => p.slotAt === undefined) && group.parts[0].ledger.shared.claimWithSlot !== undefined;
   try {
-    if (sender.pacingKey && !slotInClaim) {
+    if (sender.pacingKey) {
       // The group stays open while it waits for its slot: batches ready meanwhile join it (up to 100 emails). A batch
       // took its slot with its rows (no round trip of its own): the call goes at the earliest of those; the others
       // stay taken unused, so the provider sees fewer calls than the limiter let through, never more.
@@ -145,9 +135,9 @@ async function launch(sender: EmailSender, group: Group): Promise<void> {
   if (parts.length === 0) return;
   if (parts.length === 1) return parts[0].resolve({ kind: "alone", slotTaken });
   try {
-    await sendGroup(sender, group, slotTaken, slotInClaim);
+    await sendGroup(sender, parts, slotTaken);
   } catch (error) {
-    group.parts.forEach((p) => p.reject(error));
+    parts.forEach((p) => p.reject(error));
   }
 }
 
@@ -163,8 +153,8 @@ async function dropStopped(group: Group): Promise<void> {
 
 const refKey = (r: SharedRowRef) => `${r.runId}\u0000${r.nodeId}\u0000${r.itemIndex}`;
 
-/** The call's rows (each email as it goes, with its position) and its emails in order. */
-function callRows(parts: Waiting[]): { rows: SharedRow[]; emailAt: OutgoingEmail[] } {
+async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boolean): Promise<void> {
+  const sendKey = `shared:${randomUUID()}`;
   const rows: SharedRow[] = [];
   const emailAt: OutgoingEmail[] = [];
   for (const part of parts) {
@@ -173,38 +163,8 @@ function callRows(parts: Waiting[]): { rows: SharedRow[]; emailAt: OutgoingEmail
       emailAt.push(email);
     });
   }
-  return { rows, emailAt };
-}
-
-async function sendGroup(sender: EmailSender, group: Group, slotTaken: boolean, slotInClaim: boolean): Promise<void> {
-  const sendKey = `shared:${randomUUID()}`;
-  let { rows, emailAt } = callRows(group.parts);
-  const { shared } = group.parts[0].ledger;
-  let claimedRows: SharedRowRef[];
-  if (slotInClaim) {
-    const first = group.parts[0].ctx;
-    const answer = await shared.claimWithSlot!(sendKey, rows, { key: sender.pacingKey!, ratePerSecond: first.ratePerSecond }, SLOT_NOW_MS);
-    if (answer.slotFree) {
-      claimedRows = answer.claimed;
-      if (answer.waitMs > 0) await new Promise((resolve) => setTimeout(resolve, answer.waitMs));
-      slotTaken = true;
-    } else {
-      // The limiter's next slot starts later (a paced provider): nothing is claimed yet, so the call waits for its
-      // slot as one that acquired it does — batches ready meanwhile join it, a run that must stop leaves it.
-      if (!forming.has(sender)) forming.set(sender, group);
-      slotTaken = await waitUnlessStopped(answer.waitMs, async () => {
-        await dropStopped(group);
-        return group.parts.length === 0;
-      });
-      if (forming.get(sender) === group) forming.delete(sender);
-      if (group.parts.length === 0) return;
-      if (group.parts.length === 1) return group.parts[0].resolve({ kind: "alone", slotTaken });
-      ({ rows, emailAt } = callRows(group.parts));
-      claimedRows = await shared.claim(sendKey, rows);
-    }
-  } else claimedRows = await shared.claim(sendKey, rows);
-  const parts = group.parts;
-  const claimed = new Set(claimedRows.map(refKey));
+  const { shared } = parts[0].ledger;
+  const claimed = new Set((await shared.claim(sendKey, rows)).map(refKey));
   const inCall = rows.map((r, pos) => ({ row: r, email: emailAt[pos] })).filter((x) => claimed.has(refKey(x.row)));
   let budget: string | undefined;
   let quota: "daily" | "monthly" | undefined;
