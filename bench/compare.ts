@@ -94,7 +94,7 @@ const ROWS: Record<string, Row[]> = {
   })),
   "tiny-runs": [
     {
-      figure: `tiny runs, enqueue → all SUCCESS (runs/s, ${Number(args.runs).toLocaleString("en")} runs, 32 clients)`,
+      figure: `tiny runs, enqueue → all SUCCESS (runs/s, ${Number(args.runs).toLocaleString("en")} runs, 32 clients, warm)`,
       target: { postgres: "≥ 400", pglite: "≥ 150" },
       value: (r) => fixed(0)(r?.runsPerSecond),
       met: (r, driver) => (r.runsPerSecond as number) >= (driver === "postgres" ? 400 : 150),

@@ -1,8 +1,8 @@
 /**
  * Tiny-run throughput (issue 18, target 2), over HTTP against the production server (`next start` of a build in
  * NEXT_DIST_DIR). 20 workflows TRIGGER → DATA_SOURCE (a 1-row upload) → OUTPUT (to a local fake Resend, pacing
- * lifted) are made through the API; after the warm-up (`--warmup` rounds of one run per workflow, 10 by default: a
- * server that has been up a while, its hot code compiled), 2,000 runs are enqueued by 32 concurrent clients
+ * lifted) are made through the API; after the warm-up (`--warmup` rounds of one run per workflow, 100 by default:
+ * a server that has been up a while, its hot code compiled), 2,000 runs are enqueued by 32 concurrent clients
  * (POST /api/workflows/:id/run, keep-alive), and the clock stops when the fake Resend has received all 2,000 emails
  * and `GET /api/runs?status=PENDING|RUNNING` are both empty (polled every 50 ms by one extra client). Then every run
  * must be SUCCESS (GET /api/runs?status=FAILED is empty) and each address got exactly one email per run.
@@ -37,10 +37,12 @@ const { values: args } = parseArgs({
     workflows: { type: "string", default: "20" },
     clients: { type: "string", default: "32" },
     port: { type: "string", default: "3960" },
-    // Rounds of one run per workflow before the clock starts. With one round (as until 2026-11-26) V8 was still
-    // compiling the run path during the measurement: ~1.2 s of background compile threads in 8 s, and 13–15 % more
-    // app CPU per run than after 25 rounds (paired, bench/README.md).
-    warmup: { type: "string", default: "10" },
+    // Rounds of one run per workflow before the clock starts: the steady state of a server that has been up a while.
+    // V8 optimizes a function once enough of its bytecode has run, and most of the run path runs once per run: after
+    // 200 warm-up runs (the default until 2026-11-27) TurboFan still compiled ~470 functions during the 2,000 measured
+    // runs (--trace-opt), each on a helper thread, and the server used 40 % more app CPU per run than after 2,000
+    // warm-up runs (paired ×3, bench/README.md); 5,000 changed little more.
+    warmup: { type: "string", default: "100" },
   },
 });
 const RUNS = Number(args.runs);
