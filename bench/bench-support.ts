@@ -125,7 +125,8 @@ fs.closeSync(fd);
 
 /**
  * A CPU profile of this process from now until the returned function is called, written to BENCH_CPU_PROFILE (open it
- * in Chrome's DevTools); without that variable, nothing is recorded and the function does nothing.
+ * in Chrome's DevTools); or, with BENCH_HEAP_PROFILE instead, a sampling heap profile (a .heapprofile for DevTools'
+ * Memory tab). Without either variable, nothing is recorded and the function does nothing.
  */
 export async function startCpuProfile(): Promise<() => Promise<void>> {
   const heapFile = process.env.BENCH_HEAP_PROFILE;
