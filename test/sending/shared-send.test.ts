@@ -269,11 +269,11 @@ describe("shared provider calls", () => {
       expect(resend.emails().filter((e) => e.to[0].startsWith("slot"))).toHaveLength(6);
       // The runs shared calls (the first call's slot was taken at once; the others' batches joined the next call while
       // it waited for its slot), and the limiter handed out one slot per call: its next slot is `calls` slots after
-      // the first, not six.
+      // the first (taken within a second of the enqueues, even on a loaded machine), not six (3.15 s).
       const calls = resend.requests.length;
       expect(calls).toBeLessThan(6);
       const [pacing] = await db.select({ nextAt: emailSendPacing.nextAt }).from(emailSendPacing).where(eq(emailSendPacing.key, pacingKey));
-      expect(pacing.nextAt.getTime() - started).toBeLessThanOrEqual(calls * 525 + 400);
+      expect(pacing.nextAt.getTime() - started).toBeLessThanOrEqual(calls * 525 + 1000);
     } finally {
       delete process.env.EMAIL_RATE_PER_SECOND;
       resetConfig();
