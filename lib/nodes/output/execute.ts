@@ -127,7 +127,7 @@ async function sendRange(
   // The only batch of a small node shares its provider call with other runs' (shared-send.ts) — on its first attempt
   // only (its rows were inserted by this execution's recordAndBegin): an earlier attempt may have sent it alone under
   // its own key, and only that key must go to the provider again.
-  const shared = last && !options.alone && first?.fresh ? rt.ports.ledger.shared : undefined;
+  const shared = sharesCall(items.length, rt.ports.ledger) && !options.alone && first?.fresh ? rt.ports.ledger.shared : undefined;
   let read: { indexes: number[]; startedAtMs: number | null; slotAt?: number; inflight?: string[] } | undefined = first;
   if (!read) {
     const pending = await rt.ports.ledger.pendingInRange(key, rt.runId, from, to, slotOf(sender));
@@ -212,6 +212,14 @@ async function sendRange(
   }
   // Rows the shared call could not take (no longer pending, or in another call): read again, and sent alone.
   if (missing.length > 0) return sendRange(node, rt, batch, { markFailed: options.markFailed, alone: true });
+}
+
+/**
+ * Whether a node of `items` items sends its batch in a shared provider call (on a first attempt: sendRange): its only
+ * batch, with a ledger that shares calls. beginSending takes no send slot for such a batch; the call takes one.
+ */
+function sharesCall(items: number, ledger: NodeRuntime["ports"]["ledger"]): boolean {
+  return items <= EMAILS_PER_BATCH && ledger.shared !== undefined;
 }
 
 /** The sender's shared limiter and rate, for a paced transport (Resend). */
@@ -299,11 +307,10 @@ async function beginSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: Ledger
   // used one of their 8 slots, and the provider's limit let through an eighth of the calls it allows), and taken
   // in this durable statement it held the limiter's one row until the commit's WAL flush, so every run's statement
   // waited for the previous one's flush (pg_stat_statements, bench/tiny-exec: 8.5 ms per statement).
-  const sharedBatch = items <= EMAILS_PER_BATCH && ledger.shared !== undefined;
   const begun = await ledger.recordAndBegin(key, rt.runId, head, {
     firstTo: Math.min(items, EMAILS_PER_BATCH),
     quota,
-    slot: sharedBatch ? undefined : slotOf(getEmailSender()),
+    slot: sharesCall(items, ledger) ? undefined : slotOf(getEmailSender()),
     progressTotal: head === emails ? undefined : planned,
   });
   const at = Date.now();
