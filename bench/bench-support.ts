@@ -124,11 +124,11 @@ fs.closeSync(fd);
 `;
 
 /**
- * A CPU profile of this process from now until the returned function is called, written to BENCH_CPU_PROFILE (open it
- * in Chrome's DevTools); or, with BENCH_HEAP_PROFILE instead, a sampling heap profile (a .heapprofile for DevTools'
- * Memory tab). Without either variable, nothing is recorded and the function does nothing.
+ * A profile of this process from now until the returned function is called: a CPU profile written to
+ * BENCH_CPU_PROFILE (open it in Chrome's DevTools), or, with BENCH_HEAP_PROFILE instead, a sampling heap profile (a
+ * .heapprofile for DevTools' Memory tab). Without either variable, nothing is recorded and the function does nothing.
  */
-export async function startCpuProfile(): Promise<() => Promise<void>> {
+export async function startProfile(): Promise<() => Promise<void>> {
   const heapFile = process.env.BENCH_HEAP_PROFILE;
   if (heapFile) {
     // Allocations by call site, collected objects included (what the scavenger pays for), every 4 KiB on average.

@@ -5,7 +5,7 @@
 // BENCH_CPU_PROFILE=file.cpuprofile: a CPU profile of this process from the enqueue to the run's end (not the set-up).
 import os from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, mb, rssSampler, startCpuProfile } from "./bench-support";
+import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, mb, rssSampler, startProfile } from "./bench-support";
 import { startFakeResendProcess } from "./fake-resend-process";
 import { postgresCpuMs } from "./server-support";
 
@@ -81,7 +81,7 @@ async function main() {
     if (now - lastTick > 110) holds.push(`${Math.round(now - lastTick - 10)}ms@+${((lastTick - started) / 1000).toFixed(1)}s`);
     lastTick = now;
   }, 10);
-  const stopProfile = await startCpuProfile();
+  const stopProfile = await startProfile();
   const { run } = await enqueueRun(accountId, workflowId, undefined);
   await executor.idle();
   await stopProfile();

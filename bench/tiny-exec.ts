@@ -9,7 +9,7 @@
  *   on Node 20 they turn on promise hooks for every promise of the process, each store propagated at every promise.
  */
 import os from "node:os";
-import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, startCpuProfile } from "./bench-support";
+import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, startProfile } from "./bench-support";
 import { startFakeResendProcess } from "./fake-resend-process";
 import { postgresCpuMs } from "./server-support";
 
@@ -54,7 +54,7 @@ async function main() {
   await stopEmbeddedExecutor();
   for (let i = 0; i < RUNS; i++) await enqueueRun(accountId, workflowIds[i % WORKFLOWS], undefined);
   const before = (await resend.figures()).delivered;
-  const stopProfile = await startCpuProfile();
+  const stopProfile = await startProfile();
   const onPostgres = driver === "postgres";
   const cpu = process.cpuUsage();
   const pg0 = onPostgres ? postgresCpuMs() : NaN;
