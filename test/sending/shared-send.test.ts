@@ -8,10 +8,10 @@ import * as ledger from "@/db/queries/send-ledger";
 import { stopEmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { pgNodePorts } from "@/lib/engine/pg-node-ports";
 import { getEmailSender } from "@/lib/email";
-import type { OutgoingEmail } from "@/lib/email/types";
+import type { EmailSender, OutgoingEmail } from "@/lib/email/types";
 import type { LedgerKey, NodePorts, SharedSends } from "@/lib/nodes/ports";
 import type { SendContext } from "@/lib/nodes/output/send-with-retry";
-import { resendShared, sendShared, SharedBudgetSpent, type SharedPart } from "@/lib/nodes/output/shared-send";
+import { gathering, resendShared, sendShared, SharedBudgetSpent, type SharedPart } from "@/lib/nodes/output/shared-send";
 import { enqueueRun } from "@/lib/services/runs/enqueue-run";
 import { createTestAccount } from "@/test/support/accounts";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
@@ -126,6 +126,76 @@ describe("shared provider calls", () => {
     ]);
     const progress = await db.select({ runId: nodeResults.runId, progress: nodeResults.progress }).from(nodeResults).where(and(inArray(nodeResults.runId, parts.map((p) => p.key.runId)), eq(nodeResults.nodeId, "out")));
     expect(new Map(progress.map((p) => [p.runId, p.progress]))).toEqual(new Map([[parts[0].key.runId, { sent: 2, total: 2 }], [parts[1].key.runId, { sent: 1, total: 1 }]]));
+  });
+
+  /** The real sender, whose provider calls wait at a gate until the test opens it; `calls`: each call's recipients. */
+  function gatedSender() {
+    const real = getEmailSender();
+    const calls: string[][] = [];
+    const gates: (() => void)[] = [];
+    const gate = (emails: OutgoingEmail[]) => {
+      calls.push(emails.map((e) => e.to));
+      return new Promise<void>((open) => gates.push(open));
+    };
+    const sender: EmailSender = {
+      ...real,
+      sendBatch: async (emails, key) => (await gate(emails), real.sendBatch(emails, key)),
+      sendBatchDetailed: real.sendBatchDetailed ? async (emails, key) => (await gate(emails), real.sendBatchDetailed!(emails, key)) : undefined,
+    };
+    return { sender, calls, open: (k: number) => gates[k]() };
+  }
+  const until = async (check: () => boolean) => {
+    for (let i = 0; i < 1000 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(check()).toBe(true);
+  };
+  const nextTurn = () => new Promise((r) => setImmediate(r));
+
+  it("while two calls are in flight, batches of later turns gather into one call, launched when a call ends", async () => {
+    const saved = { ...gathering };
+    gathering.maxWaitMs = 60_000; // here only a call's end launches the gathering call
+    try {
+      const account = await createTestAccount();
+      const parts = await Promise.all(["ga", "gb", "gc", "gd", "ge", "gf"].map((tag) => pendingBatch(account.id, tag, 1)));
+      const { sender, calls, open } = gatedSender();
+      // Fewer than two calls in flight: each call launches at the end of its turn.
+      const a = [sendShared(sender, parts[0]), sendShared(sender, parts[1])];
+      await until(() => calls.length === 1);
+      const b = [sendShared(sender, parts[2]), sendShared(sender, parts[3])];
+      await until(() => calls.length === 2);
+      // Two in flight: ge and gf, a turn apart, wait together for one of them to end.
+      const c = [sendShared(sender, parts[4])];
+      await nextTurn();
+      c.push(sendShared(sender, parts[5]));
+      await new Promise((r) => setTimeout(r, 150));
+      expect(calls).toHaveLength(2);
+      open(1);
+      await Promise.all(b);
+      await until(() => calls.length === 3);
+      expect(calls).toEqual([["ga-0@example.com", "gb-0@example.com"], ["gc-0@example.com", "gd-0@example.com"], ["ge-0@example.com", "gf-0@example.com"]]);
+      open(0);
+      open(2);
+      const outcomes = await Promise.all([...a, ...c]);
+      expect(outcomes.map((o) => o.kind)).toEqual(["shared", "shared", "shared", "shared"]);
+      expect(resend.emails()).toHaveLength(6);
+    } finally {
+      Object.assign(gathering, saved);
+    }
+  });
+
+  it("a gathering call waits for a call in flight at most maxWaitMs", async () => {
+    const account = await createTestAccount();
+    const parts = await Promise.all(["wa", "wb", "wc", "wd", "we", "wf"].map((tag) => pendingBatch(account.id, tag, 1)));
+    const { sender, calls, open } = gatedSender();
+    const a = [sendShared(sender, parts[0]), sendShared(sender, parts[1])];
+    await until(() => calls.length === 1);
+    const b = [sendShared(sender, parts[2]), sendShared(sender, parts[3])];
+    await until(() => calls.length === 2);
+    const c = [sendShared(sender, parts[4]), sendShared(sender, parts[5])];
+    // Neither call in flight ends, yet the third goes once it has waited gathering.maxWaitMs (20 ms).
+    await until(() => calls.length === 3);
+    expect(calls[2]).toEqual(["we-0@example.com", "wf-0@example.com"]);
+    [0, 1, 2].forEach(open);
+    expect((await Promise.all([...a, ...b, ...c])).every((o) => o.kind === "shared")).toBe(true);
   });
 
   it("a batch alone in its turn is its own call (nothing claimed)", async () => {

@@ -1,5 +1,4 @@
 import "server-only";
-import { getConfig } from "@/lib/config";
 import { waitUnlessStopped } from "@/lib/email/pacing";
 import type { EmailSender, OutgoingEmail, SendResult } from "@/lib/email/types";
 import { randomUUID } from "node:crypto";
@@ -14,7 +13,8 @@ export const SHARED_CALL_LIMIT = 100;
  * Shared provider calls (issue 18). A small OUTPUT node's only batch (at most 100 emails: a welcome email per
  * signup, a report to a few people) used to be a provider call of its own, ~1 ms of CPU of the ~3.5 ms a tiny run cost
  * the executor (the Resend SDK's fetch, its streams and socket). Here the batches that are ready in the same turn of the
- * event loop, and those that come while the call waits for its send slot, go in one call of up to 100 emails.
+ * event loop, those that come while `gathering.callsInFlight` calls are under way (for at most `maxWaitMs`), and those that come while
+ * the call waits for its send slot, go in one call of up to 100 emails.
  *
  * Exactly-once: before the call one statement gives every row in it the call's idempotency key and the email exactly
  * as it goes (`claim`, migration 0013); only rows still pending and in no other call go. A resume of any of the runs,
@@ -68,43 +68,61 @@ export class SharedBudgetSpent extends Error {
 }
 
 type Waiting = SharedPart & { resolve: (o: SharedOutcome) => void; reject: (e: unknown) => void };
-type Group = { parts: Waiting[]; emails: number };
+type Group = { parts: Waiting[]; emails: number; launched: boolean };
 
+/** The call being formed for each sender: batches join it until it has its send slot (or 100 emails). */
 const forming = new WeakMap<EmailSender, Group>();
+/** Calls of each sender from launch to their last statement (slot, claim, provider, marking). */
+const inFlight = new WeakMap<EmailSender, number>();
+/** Formed calls waiting for one of those to end, oldest first. */
+const queued = new WeakMap<EmailSender, Group[]>();
 
 /**
- * How long a call gathers batches while the process is busy sending small batches. Runs reach their send at scattered
- * moments: in bench/tiny-runs (PostgreSQL, 32 runs at once) a call made at the end of the turn held 1.9 batches on
- * average (0.30 calls per run at 5 ms), and 7 at 20 ms (0.13 calls per run; app CPU 5.03 → 4.63 ms per run). An email
- * leaves at most this much later; a lone run on a quiet server does not wait at all.
+ * How calls gather (tests change it). `callsInFlight`: how many calls of a sender may be in flight before a new call
+ * waits to gather batches. A call launches at the end of the turn its first batch came in when fewer are; otherwise it
+ * gathers the batches that become ready until one of them ends, so under load a call holds what became ready during
+ * one call's round trip, and on a quiet server nothing waits. `maxWaitMs`: the longest a call waits so: a call in
+ * flight may take long (a slow provider, retries within the send budget), and the runs in the next call must not
+ * wait for it, nor a cancel for them. Until 2026-11-27 a busy process's call always gathered for 20 ms: in
+ * bench/tiny-runs (PostgreSQL, 20 workflows, whose runs each wait for their workflow's previous run) that wait was half
+ * of a run's time once the enqueues were done (~460 runs/s); with this, 580–700 runs/s at 0.12–0.14 provider calls per
+ * run instead of 0.05 (bench/README.md, 2026-11-27 midday).
  */
-const GATHER_MS = 20;
-/**
- * With fewer runs at once a call gathers few batches, and each of those runs would wait GATHER_MS for little: with 4
- * (EXECUTOR_CONCURRENCY before 2026-11-26) a run took ~30 ms in all on the same bench.
- */
-const GATHER_MIN_CONCURRENCY = 16;
-/** "Busy": another batch came within this long before. */
-const BUSY_MS = 100;
-let lastArrival = 0;
+export const gathering = { callsInFlight: 2, maxWaitMs: 20 };
 
-/** Puts the batch in the call being formed for `sender` (or a new one, launched at the end of this turn). */
+/** Puts the batch in the call being formed for `sender` (or a new one). */
 export function sendShared(sender: EmailSender, part: SharedPart): Promise<SharedOutcome> {
   return new Promise((resolve, reject) => {
     let group = forming.get(sender);
     if (!group || group.emails + part.emails.length > SHARED_CALL_LIMIT) {
-      const fresh: Group = { parts: [], emails: 0 };
+      const fresh: Group = { parts: [], emails: 0, launched: false };
       forming.set(sender, fresh);
-      // Busy (another batch came within BUSY_MS) with many runs at once: the call gathers for GATHER_MS. Otherwise it
-      // goes at the end of this turn.
-      const busy = Date.now() - lastArrival < BUSY_MS && getConfig().executorConcurrency >= GATHER_MIN_CONCURRENCY;
-      if (busy) setTimeout(() => void launch(sender, fresh), GATHER_MS);
-      else setImmediate(() => void launch(sender, fresh));
+      if ((inFlight.get(sender) ?? 0) < gathering.callsInFlight) setImmediate(() => start(sender, fresh));
+      else {
+        const waiting = queued.get(sender) ?? [];
+        waiting.push(fresh);
+        queued.set(sender, waiting);
+        setTimeout(() => start(sender, fresh), gathering.maxWaitMs);
+      }
       group = fresh;
     }
-    lastArrival = Date.now();
     group.parts.push({ ...part, resolve, reject });
     group.emails += part.emails.length;
+  });
+}
+
+/** Launches the group once (the first of: its turn, a call ending, maxWaitMs); when it ends, the oldest waiting one. */
+function start(sender: EmailSender, group: Group): void {
+  if (group.launched) return;
+  group.launched = true;
+  const waiting = queued.get(sender);
+  if (waiting?.includes(group)) waiting.splice(waiting.indexOf(group), 1);
+  inFlight.set(sender, (inFlight.get(sender) ?? 0) + 1);
+  void launch(sender, group).finally(() => {
+    inFlight.set(sender, (inFlight.get(sender) ?? 1) - 1);
+    const next = queued.get(sender)?.[0];
+    // At the end of this turn: batches made ready by the call's answers join the next call.
+    if (next) setImmediate(() => start(sender, next));
   });
 }
 
