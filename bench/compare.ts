@@ -14,6 +14,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
+import { startScriptNodeFlags } from "./server-support";
 
 const { values: args } = parseArgs({
   options: {
@@ -57,7 +58,8 @@ function bench(name: string, databaseUrl: string | undefined, extra: string[]): 
   const env: NodeJS.ProcessEnv = { ...process.env, NEXT_DIST_DIR: DIST, AUTH_SECRET, LOG_LEVEL: "error" };
   delete env.DATABASE_URL;
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  const child = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "--conditions=react-server", "--tsconfig", "tsconfig.json", `bench/${name}.ts`, ...extra], {
+  // With `npm start`'s Node flags: run-pipeline executes in this child (its peak RSS is the product's).
+  const child = spawn(process.execPath, [...startScriptNodeFlags(), "node_modules/tsx/dist/cli.mjs", "--conditions=react-server", "--tsconfig", "tsconfig.json", `bench/${name}.ts`, ...extra], {
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import type { FakeResend } from "@/test/support/fake-resend";
 
 export const loadAverage = () => os.loadavg().map((l) => l.toFixed(2)).join(" ");
@@ -95,6 +96,19 @@ export function treeRss(pid: number): number {
 }
 
 /**
+ * The Node flags `npm start` gives the server (package.json's start script: `node <flags> node_modules/next/dist/bin/next
+ * start`), so a benchmark's server runs as a production one does. Since 2026-11-27 that is a larger young generation
+ * (README, "Running in production").
+ */
+export function startScriptNodeFlags(cwd = process.cwd()): string[] {
+  const start = (JSON.parse(readFileSync(path.join(cwd, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts.start;
+  if (start === "next start") return []; // a build from before 2026-11-27 (bench/enqueue-cost.ts --baseline)
+  const match = /^node ((?:--\S+ ?)*)node_modules\/next\/dist\/bin\/next start$/.exec(start);
+  if (!match) throw new Error(`package.json's start script is not \`node <flags> node_modules/next/dist/bin/next start\`: ${start}`);
+  return match[1].trim().split(" ").filter(Boolean);
+}
+
+/**
  * `next start` on 127.0.0.1:port with DATA_DIR, sending through the fake Resend with pacing and quotas lifted.
  * SERVER_NODE_FLAGS (space-separated) are passed to the server's Node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
  */
@@ -106,7 +120,8 @@ export async function startServer(
   cwd = process.cwd(),
 ): Promise<ChildProcess> {
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...(process.env.SERVER_NODE_FLAGS ? process.env.SERVER_NODE_FLAGS.split(" ") : []), "node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const flags = [...startScriptNodeFlags(cwd), ...(process.env.SERVER_NODE_FLAGS ? process.env.SERVER_NODE_FLAGS.split(" ") : [])];
+  const child = spawn(process.execPath, [...flags, "node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
     cwd,
     env: {
       ...process.env,
