@@ -101,8 +101,13 @@ const ROWS: Record<string, Row[]> = {
       value: (r) => fixed(0)(r?.runsPerSecond),
       met: (r, driver) => (r.runsPerSecond as number) >= (driver === "postgres" ? 400 : 150),
     },
-    { figure: "tiny runs: app CPU per run (ms)", target: { postgres: "≤ 2", pglite: "≤ 2" }, value: (r) => fixed(2)(r?.appCpuMsPerRun), met: (r) => (r.appCpuMsPerRun as number) <= 2 },
-    { figure: "tiny runs: PostgreSQL CPU per run (ms) / transactions per run", target: { postgres: "—", pglite: "—" }, value: (r) => (r?.postgresCpuMsPerRun == null ? "—" : `${fixed(2)(r.postgresCpuMsPerRun)} / ${fixed(1)(r.transactionsPerRun)}`) },
+    { figure: "tiny runs: app CPU per run, the database's apart (ms)", target: { postgres: "≤ 2", pglite: "≤ 2" }, value: (r) => fixed(2)(r?.appCpuMsPerRun), met: (r) => (r.appCpuMsPerRun as number) <= 2 },
+    {
+      figure: "tiny runs: database CPU per run (ms) / transactions per run",
+      target: { postgres: "—", pglite: "—" },
+      value: (r) =>
+        r?.postgresCpuMsPerRun != null ? `${fixed(2)(r.postgresCpuMsPerRun)} / ${fixed(1)(r.transactionsPerRun)}` : r?.pgliteThreadCpuMsPerRun != null ? `${fixed(2)(r.pgliteThreadCpuMsPerRun)} (its thread)` : "—",
+    },
   ],
   "run-pipeline": [
     { figure: "100,000 rows → 40,000 emails (s)", target: { postgres: "≤ 3", pglite: "≤ 6" }, value: (r) => fixed(2)(r?.seconds), met: (r, driver) => (r.seconds as number) <= (driver === "postgres" ? 3 : 6) && r.status === "SUCCESS" },

@@ -83,6 +83,33 @@ export function threadCpuMs(pid: number): Record<string, number> {
   return byName;
 }
 
+/**
+ * CPU time of a process's Node worker threads, in ms: the threads other than the main one that carry the main thread's
+ * name (a worker thread started after `next start` set the process title takes that title; V8's and libuv's helpers,
+ * started before it, are "node" and "libuv-worker"). In the server that is PGlite's thread (db/pglite-in-worker.ts):
+ * the embedded database's CPU.
+ */
+export function workerThreadsCpuMs(pid: number): number {
+  let title: string;
+  let tids: string[];
+  try {
+    title = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  let ms = 0;
+  for (const tid of tids) {
+    if (Number(tid) === pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim() === title) ms += taskCpuMs(pid, Number(tid));
+    } catch {
+      // the thread ended
+    }
+  }
+  return ms;
+}
+
 /** Resident memory of a process and its descendants, in bytes. */
 export function treeRss(pid: number): number {
   let total = 0;
