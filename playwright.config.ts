@@ -40,7 +40,7 @@ export default defineConfig({
   webServer: externalBaseUrl
     ? undefined
     : {
-        command: `npx next start -p ${port}`,
+        command: `npm start -- -p ${port}`,
         url: `http://localhost:${port}/api/health`,
         env: {
           DATA_DIR: mkdtempSync(join(tmpdir(), "flowmail-e2e-")),

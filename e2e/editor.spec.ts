@@ -1,4 +1,5 @@
 import { expect, test } from "./fixtures";
+import { people, uploadCsv } from "./support/api";
 
 test("an invalid graph shows its errors on the nodes", async ({ page, signedIn: _signedIn, editor, shot }) => {
   await editor.gotoNew();
@@ -59,4 +60,34 @@ test("undo and redo reverse edits, and a reload keeps the saved layout", async (
   expect(await editor.position("output_1")).toBe(before.output);
   await expect(page.getByTestId("workflow-name")).toHaveValue("Layout check");
   await expect(page.locator('.react-flow__edge[data-id="trigger->output_1"]')).toHaveCount(1);
+});
+
+test("a template suggestion taken with Enter leaves the focus where the user goes next", async ({ page, signedIn, editor }) => {
+  const tag = signedIn.email.split("@")[0];
+  await uploadCsv(page, "focus.csv", people(tag));
+  await editor.gotoNew();
+  await editor.dragFromPalette("TRIGGER", 450, 70);
+  await editor.dragFromPalette("DATA_SOURCE", 450, 250);
+  await editor.dragFromPalette("OUTPUT", 450, 430);
+  await editor.connect("trigger", "source_1");
+  await editor.connect("source_1", "output_1");
+  await editor.select("source_1");
+  await editor.field("upload-select").selectOption({ label: "focus.csv (3 rows)" });
+  await editor.select("output_1");
+  await editor.field("output-foreach").fill("{{source_1.rows}}");
+  await editor.field("output-subject").fill("");
+  await editor.field("output-subject").pressSequentially("Hi {{item.na");
+  await expect(page.getByTestId("template-suggestions")).toContainText("item.name");
+  // Enter takes the suggestion; in the same moment the user is in the body field, and what they type lands there
+  // after the next frame (the editor used to put the focus back in the subject then: a fast `fill` typed into it).
+  await page.evaluate(async () => {
+    const subject = document.querySelector<HTMLInputElement>('[data-testid="output-subject"]')!;
+    const body = document.querySelector<HTMLTextAreaElement>('[data-testid="output-body"]')!;
+    subject.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+    body.focus();
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    document.execCommand("insertText", false, "Typed at once");
+  });
+  await expect(editor.field("output-subject")).toHaveValue("Hi {{item.name}}");
+  await expect(editor.field("output-body")).toHaveValue("Typed at once");
 });

@@ -38,9 +38,12 @@ export function TemplateField({ id, value, onChange, suggestions, multiline, pla
     onChange(next);
     setOpen(null);
     const position = open.start + suggestion.ref.length + closing.length;
+    // The caret goes after the insertion once React has rendered the new value. Only while the field still has the
+    // focus (Enter, Tab and a click on a suggestion keep it there): someone who has moved on to another field within
+    // that frame keeps typing there — re-focusing this one sent the next field's text into it (e2e/workflow-run.spec.ts
+    // saw "Hello GraceThanks for rating us 4." as a subject).
     requestAnimationFrame(() => {
-      el.focus();
-      el.setSelectionRange(position, position);
+      if (document.activeElement === el) el.setSelectionRange(position, position);
     });
   }
 
