@@ -58,8 +58,10 @@ function bench(name: string, databaseUrl: string | undefined, extra: string[]): 
   const env: NodeJS.ProcessEnv = { ...process.env, NEXT_DIST_DIR: DIST, AUTH_SECRET, LOG_LEVEL: "error" };
   delete env.DATABASE_URL;
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  // With `npm start`'s Node flags: run-pipeline executes in this child (its peak RSS is the product's).
-  const child = spawn(process.execPath, [...startScriptNodeFlags(), "node_modules/tsx/dist/cli.mjs", "--conditions=react-server", "--tsconfig", "tsconfig.json", `bench/${name}.ts`, ...extra], {
+  // run-pipeline executes the product in this child (its peak RSS is the product's): with `npm start`'s Node flags.
+  // The others drive a server that bench/server-support starts with them.
+  const flags = name === "run-pipeline" ? startScriptNodeFlags() : [];
+  const child = spawn(process.execPath, [...flags, "node_modules/tsx/dist/cli.mjs", "--conditions=react-server", "--tsconfig", "tsconfig.json", `bench/${name}.ts`, ...extra], {
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });

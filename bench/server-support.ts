@@ -84,30 +84,37 @@ export function threadCpuMs(pid: number): Record<string, number> {
 }
 
 /**
- * CPU time of a process's Node worker threads, in ms: the threads other than the main one that carry the main thread's
- * name (a worker thread started after `next start` set the process title takes that title; V8's and libuv's helpers,
- * started before it, are "node" and "libuv-worker"). In the server that is PGlite's thread (db/pglite-in-worker.ts):
- * the embedded database's CPU.
+ * The server's PGlite thread (db/pglite-in-worker.ts), to count the embedded database's CPU apart: of the threads other
+ * than the main one that carry the process title (`next start` sets it before the worker starts; V8's helpers, started
+ * earlier, are "node"), the one that has used the most CPU. libuv's pool threads, started on first use, carry the
+ * title too, but run only the odd fs, dns or crypto job. Call it after the warm-up; undefined if there is none.
  */
-export function workerThreadsCpuMs(pid: number): number {
+export function databaseThreadId(pid: number): number | undefined {
   let title: string;
   let tids: string[];
   try {
     title = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
     tids = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return 0;
+    return undefined;
   }
-  let ms = 0;
-  for (const tid of tids) {
-    if (Number(tid) === pid) continue;
+  let best: { tid: number; ms: number } | undefined;
+  for (const tid of tids.map(Number)) {
+    if (tid === pid) continue;
     try {
-      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim() === title) ms += taskCpuMs(pid, Number(tid));
+      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim() !== title) continue;
     } catch {
-      // the thread ended
+      continue; // the thread ended
     }
+    const ms = taskCpuMs(pid, tid);
+    if (!best || ms > best.ms) best = { tid, ms };
   }
-  return ms;
+  return best?.tid;
+}
+
+/** CPU time of one thread of a process, in ms (0 once it has ended). */
+export function threadIdCpuMs(pid: number, tid: number): number {
+  return taskCpuMs(pid, tid);
 }
 
 /** Resident memory of a process and its descendants, in bytes. */

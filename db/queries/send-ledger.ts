@@ -443,7 +443,7 @@ export async function beginSending(db: Db, key: LedgerKey, execRunId: string): P
  * `node_results`, were planned as a hash join over a sequential scan of the whole table until that table held some
  * 10,000 rows — and a plan cached by a prepared statement stays so for the connection's life (pg_stat_statements over
  * bench/tiny-exec's 3,000 runs: 1.94 ms per marking of a call of ~8 runs, 0.73 ms per claim). A literal LIMIT (the
- * count rounded up to a power of two, so at most 8 shapes of each statement) makes the estimate that count.
+ * count rounded up to a power of two: at most 8 shapes of each row source) makes the estimate that count.
  */
 function recordset(json: string, count: number, columns: string): SQL {
   const limit = 2 ** Math.ceil(Math.log2(Math.max(1, count)));

@@ -72,14 +72,18 @@ type Group = { parts: Waiting[]; emails: number; launched: boolean };
 
 /** The call being formed for each sender: batches join it until it has its send slot (or 100 emails). */
 const forming = new WeakMap<EmailSender, Group>();
-/** Calls of each sender from launch to their last statement (slot, claim, provider, marking). */
+/**
+ * Calls of each sender under way: from launch (the wait for a send slot included) to the marking. A group of one batch
+ * leaves when it has its slot: that batch then goes alone.
+ */
 const inFlight = new WeakMap<EmailSender, number>();
 /** Formed calls waiting for one of those to end, oldest first. */
 const queued = new WeakMap<EmailSender, Group[]>();
 
 /**
- * How calls gather (tests change it). `callsInFlight`: how many calls of a sender may be in flight before a new call
- * waits to gather batches. A call launches at the end of the turn its first batch came in when fewer are; otherwise it
+ * How calls gather (tests change it). `callsInFlight`: how many calls of a sender may be under way (`inFlight`) before
+ * a new call waits to gather batches. A call launches at the end of the turn its first batch came in when fewer are
+ * (calls launched in one turn, or by their timer, may make more); otherwise it
  * gathers the batches that become ready until one of them ends, so under load a call holds what became ready during
  * one call's round trip, and on a quiet server nothing waits. `maxWaitMs`: the longest a call waits so: a call in
  * flight may take long (a slow provider, retries within the send budget), and the runs in the next call must not
@@ -120,8 +124,9 @@ function start(sender: EmailSender, group: Group): void {
   inFlight.set(sender, (inFlight.get(sender) ?? 0) + 1);
   void launch(sender, group).finally(() => {
     inFlight.set(sender, (inFlight.get(sender) ?? 1) - 1);
-    const next = queued.get(sender)?.[0];
-    // At the end of this turn: batches made ready by the call's answers join the next call.
+    // The oldest waiting call, out of the queue now (two calls ending in one turn launch two), at the end of this turn:
+    // batches made ready by this call's answers join it.
+    const next = queued.get(sender)?.shift();
     if (next) setImmediate(() => start(sender, next));
   });
 }
