@@ -61,7 +61,12 @@ export function ApiReference() {
             {data?.info?.version ? <> · version {data.info.version}</> : null}.
           </>
         }
-        actions={<Input placeholder="Filter operations…" value={filter} onChange={(e) => setFilter(e.target.value)} className="w-64" data-testid="api-filter" />}
+        actions={
+          // Input fills its box (w-full), which sets the width.
+          <div className="w-64 max-w-full">
+            <Input placeholder="Filter operations…" value={filter} onChange={(e) => setFilter(e.target.value)} data-testid="api-filter" />
+          </div>
+        }
       />
       <ErrorAlert error={error} />
       {isPending ? (

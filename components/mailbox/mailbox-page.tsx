@@ -24,7 +24,12 @@ export function MailboxPage() {
       <PageHeader
         title="Local mailbox"
         description="Without a Resend key, Flowmail keeps every email here instead of sending it: verification codes and workflow emails alike. Anyone who can reach this server can read them all, sign-up codes included: use it for development or a private demo, never on a server on the internet (in production it serves only with MAILBOX_ENABLED=true)."
-        actions={<Input placeholder="Filter by recipient or subject…" value={to} onChange={(e) => setTo(e.target.value)} className="w-64" data-testid="mailbox-filter" />}
+        actions={
+          // Input fills its box (w-full): the box sets the width, wide enough for a long address.
+          <div className="w-80 max-w-full">
+            <Input placeholder="Filter by recipient or subject…" value={to} onChange={(e) => setTo(e.target.value)} data-testid="mailbox-filter" />
+          </div>
+        }
       />
       {inactive ? (
         <EmptyState title="The local mailbox is off" description="This server sends real email through Resend, so nothing is kept here." />
