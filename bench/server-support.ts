@@ -38,7 +38,7 @@ export function postgresCpuMs(): number {
 }
 
 /** utime + stime of one thread (task) of a process, in ms; 0 once it has ended. */
-function taskCpuMs(pid: number, tid: number): number {
+export function taskCpuMs(pid: number, tid: number): number {
   try {
     const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1].split(" ");
     return (Number(fields[11]) + Number(fields[12])) * 10;
@@ -110,11 +110,6 @@ export function databaseThreadId(pid: number): number | undefined {
     if (!best || ms > best.ms) best = { tid, ms };
   }
   return best?.tid;
-}
-
-/** CPU time of one thread of a process, in ms (0 once it has ended). */
-export function threadIdCpuMs(pid: number, tid: number): number {
-  return taskCpuMs(pid, tid);
 }
 
 /** Resident memory of a process and its descendants, in bytes. */

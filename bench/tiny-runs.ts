@@ -31,7 +31,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { startFakeResend } from "@/test/support/fake-resend";
 import { benchDb, benchEnv, benchExit } from "./bench-support";
-import { api, loadAverage, mainThreadCpuMs, postgresCpuMs, registerThroughApi, startServer, stopServer, treeCpuMs, uploadCsv, databaseThreadId, threadIdCpuMs } from "./server-support";
+import { api, loadAverage, mainThreadCpuMs, postgresCpuMs, registerThroughApi, startServer, stopServer, treeCpuMs, uploadCsv, databaseThreadId, taskCpuMs } from "./server-support";
 
 const { values: args } = parseArgs({
   options: {
@@ -124,20 +124,30 @@ async function main() {
         await new Promise((r) => setTimeout(r, delivered ? 10 : 5));
       }
     };
+    // RUNS runs enqueued by CLIENTS keep-alive clients, round-robin over the workflows; answers how many were refused.
+    // `clientDone` runs as each client runs out of runs: its last call is when the last enqueue was answered.
+    const enqueueRuns = async (clientDone = () => {}) => {
+      let next = 0;
+      let refused = 0;
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async () => {
+          while (next < RUNS) {
+            const i = next++;
+            if ((await request("POST", `/api/workflows/${workflowIds[i % WORKFLOWS]}/run`, token)).status !== 202) refused++;
+          }
+          clientDone();
+        }),
+      );
+      return refused;
+    };
     // Warm-up: rounds of one run per workflow (loads the routes' code, fills the caches, lets V8 optimize the run path).
     const emailsBefore = resend.emails().length;
     for (let round = 0; round < WARMUP; round++) await Promise.all(workflowIds.map((id) => request("POST", `/api/workflows/${id}/run`, token)));
     await waitFinished(emailsBefore + WORKFLOWS * WARMUP);
     for (let pass = 0; pass < WARMUP_PASSES; pass++) {
       const before = resend.emails().length;
-      let enqueued = 0;
-      let accepted = 0;
-      await Promise.all(
-        Array.from({ length: CLIENTS }, async () => {
-          while (enqueued < RUNS) if ((await request("POST", `/api/workflows/${workflowIds[enqueued++ % WORKFLOWS]}/run`, token)).status === 202) accepted++;
-        }),
-      );
-      await waitFinished(before + accepted);
+      const refused = await enqueueRuns();
+      await waitFinished(before + RUNS - refused);
     }
 
     const baseEmails = resend.emails().length;
@@ -147,33 +157,24 @@ async function main() {
     const main0 = mainThreadCpuMs(server.pid!);
     // On PGlite the database is the server's worker thread: counted apart, as PostgreSQL's backends are.
     const dbTid = onPostgres ? undefined : databaseThreadId(server.pid!);
-    const dbThreadCpu = () => (dbTid === undefined ? 0 : threadIdCpuMs(server.pid!, dbTid));
+    const dbThreadCpu = () => (dbTid === undefined ? 0 : taskCpuMs(server.pid!, dbTid));
     const worker0 = dbThreadCpu();
     const pg0 = onPostgres ? postgresCpuMs() : NaN;
     const tx0 = await transactions();
     const self0 = process.cpuUsage();
     const started = performance.now();
-    let next = 0;
-    let refused = 0;
     let enqueueDone = 0;
     // What the server had done when the last enqueue was answered: the rest of the clock is execution alone.
     let atEnqueueDone = { emails: 0, appMs: 0, mainMs: 0, calls: 0 };
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        while (next < RUNS) {
-          const i = next++;
-          const answer = await request("POST", `/api/workflows/${workflowIds[i % WORKFLOWS]}/run`, token);
-          if (answer.status !== 202) refused++;
-        }
-        enqueueDone = performance.now();
-        atEnqueueDone = {
-          emails: resend.emails().length - baseEmails,
-          appMs: treeCpuMs(server.pid!) - app0 - (dbThreadCpu() - worker0),
-          mainMs: mainThreadCpuMs(server.pid!) - main0,
-          calls: resend.requests.length - baseCalls,
-        };
-      }),
-    );
+    const refused = await enqueueRuns(() => {
+      enqueueDone = performance.now();
+      atEnqueueDone = {
+        emails: resend.emails().length - baseEmails,
+        appMs: treeCpuMs(server.pid!) - app0 - (dbThreadCpu() - worker0),
+        mainMs: mainThreadCpuMs(server.pid!) - main0,
+        calls: resend.requests.length - baseCalls,
+      };
+    });
     await waitFinished(baseEmails + RUNS - refused);
     const seconds = (performance.now() - started) / 1000;
     // This process's CPU (the 33 clients and the fake Resend): on a 2-core machine it is taken from the server's.

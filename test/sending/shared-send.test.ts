@@ -149,19 +149,24 @@ describe("shared provider calls", () => {
     expect(check()).toBe(true);
   };
   const nextTurn = () => new Promise((r) => setImmediate(r));
+  /** Six one-email batches tagged `${prefix}a`…`${prefix}f`; the first four made two calls, both held at their gate. */
+  async function twoCallsHeld(prefix: string) {
+    const account = await createTestAccount();
+    const parts = await Promise.all(["a", "b", "c", "d", "e", "f"].map((t) => pendingBatch(account.id, `${prefix}${t}`, 1)));
+    const gated = gatedSender();
+    // Fewer than two calls under way: each call launches at the end of its turn.
+    const a = [sendShared(gated.sender, parts[0]), sendShared(gated.sender, parts[1])];
+    await until(() => gated.calls.length === 1);
+    const b = [sendShared(gated.sender, parts[2]), sendShared(gated.sender, parts[3])];
+    await until(() => gated.calls.length === 2);
+    return { ...gated, parts, a, b };
+  }
 
   it("while two calls are in flight, batches of later turns gather into one call, launched when a call ends", async () => {
     const saved = { ...gathering };
     gathering.maxWaitMs = 60_000; // here only a call's end launches the gathering call
     try {
-      const account = await createTestAccount();
-      const parts = await Promise.all(["ga", "gb", "gc", "gd", "ge", "gf"].map((tag) => pendingBatch(account.id, tag, 1)));
-      const { sender, calls, open } = gatedSender();
-      // Fewer than two calls in flight: each call launches at the end of its turn.
-      const a = [sendShared(sender, parts[0]), sendShared(sender, parts[1])];
-      await until(() => calls.length === 1);
-      const b = [sendShared(sender, parts[2]), sendShared(sender, parts[3])];
-      await until(() => calls.length === 2);
+      const { sender, calls, open, parts, a, b } = await twoCallsHeld("g");
       // Two in flight: ge and gf, a turn apart, wait together for one of them to end.
       const c = [sendShared(sender, parts[4])];
       await nextTurn();
@@ -183,13 +188,7 @@ describe("shared provider calls", () => {
   });
 
   it("a gathering call waits for a call in flight at most maxWaitMs", async () => {
-    const account = await createTestAccount();
-    const parts = await Promise.all(["wa", "wb", "wc", "wd", "we", "wf"].map((tag) => pendingBatch(account.id, tag, 1)));
-    const { sender, calls, open } = gatedSender();
-    const a = [sendShared(sender, parts[0]), sendShared(sender, parts[1])];
-    await until(() => calls.length === 1);
-    const b = [sendShared(sender, parts[2]), sendShared(sender, parts[3])];
-    await until(() => calls.length === 2);
+    const { sender, calls, open, parts, a, b } = await twoCallsHeld("w");
     const c = [sendShared(sender, parts[4]), sendShared(sender, parts[5])];
     // Neither call in flight ends, yet the third goes once it has waited gathering.maxWaitMs (20 ms).
     await until(() => calls.length === 3);
