@@ -81,6 +81,12 @@ const envSchema = z.object({
   UPLOAD_MAX_ROWS: positiveInt(1_000_000),
   VERCEL: optionalString,
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  LOG_FORMAT: z.enum(["json", "pretty", ""]).optional(),
+  AI_BUDGET_MINUTES: positiveInt(60),
+  SMTP_URL: optionalString,
+  METRICS_TOKEN: optionalString,
+  EXECUTOR: z.enum(["on", "off", ""]).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString,
 });
 
 export type Config = {
@@ -136,6 +142,18 @@ export type Config = {
   allowPrivateNetworkTargets: boolean;
   onVercel: boolean;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** One JSON object per log line (the production default) or human-readable lines (the development default). */
+  logFormat: "json" | "pretty";
+  /** How long an AI node keeps waiting out 429s, 5xx answers and timeouts before it fails. */
+  aiBudgetMinutes: number;
+  /** The deployment's SMTP transport (`smtp://` or `smtps://user:pass@host:port`), beside or instead of Resend. */
+  smtpUrl?: string;
+  /** Set: GET /api/metrics serves Prometheus metrics to `Authorization: Bearer <token>`; unset: it answers 404. */
+  metricsToken?: string;
+  /** EXECUTOR=off: this process only enqueues runs; worker processes (`npm run worker`) execute them. */
+  executorEnabled: boolean;
+  /** Set: OpenTelemetry traces are exported over OTLP/HTTP to this address; unset: tracing is off. */
+  otelExporterEndpoint?: string;
 };
 
 export class ConfigError extends Error {
@@ -228,6 +246,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     allowPrivateNetworkTargets: e.ALLOW_PRIVATE_NETWORK_TARGETS ?? e.NODE_ENV !== "production",
     onVercel,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT ? e.LOG_FORMAT : e.NODE_ENV === "production" ? "json" : "pretty",
+    aiBudgetMinutes: e.AI_BUDGET_MINUTES,
+    smtpUrl: e.SMTP_URL,
+    metricsToken: e.METRICS_TOKEN,
+    executorEnabled: e.EXECUTOR !== "off",
+    otelExporterEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
   };
 }
 

@@ -1,0 +1,2 @@
+-- Senders per account. Placeholder until the change lands.
+SELECT 1;

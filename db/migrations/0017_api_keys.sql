@@ -1,0 +1,2 @@
+-- API keys. Placeholder until the change lands.
+SELECT 1;
