@@ -67,7 +67,7 @@ describe("literals and operators", () => {
   });
 });
 
-describe("comparisons with the contract's numeric-string rules", () => {
+describe("comparisons across types: numeric strings, booleans, null and lists", () => {
   it.each([
     ['"4" >= 4', true],
     ['"10" > 9', true],

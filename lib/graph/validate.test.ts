@@ -31,7 +31,7 @@ describe("validateGraph on JSON fixtures", () => {
     }
   });
 
-  it("covers every code of the contract but unknown_upload (added by the workflows service)", () => {
+  it("covers every graph error code but unknown_upload (added by the workflows service)", () => {
     const seen = new Set(fixtures.flatMap((fixture) => fixture.expected.map((error) => error.code)));
     seen.add("too_large"); // built in code below: a fixture of 10,000 nodes would be a 1 MB file
     expect(ALL_CODES.filter((code) => !seen.has(code))).toEqual([]);

@@ -31,7 +31,7 @@ describe("isDatabaseUnavailable (503 instead of 500)", () => {
   });
 });
 
-describe("the outage codes of CONTRACT 12", () => {
+describe("server-side codes that mean the database is unavailable", () => {
   it("counts too many connections, a database not accepting connections, and every 08xxx as an outage", () => {
     expect(isDatabaseUnavailable(withCode("53300"))).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error('database "flowmail" is not currently accepting connections'), { code: "55000" }))).toBe(true);

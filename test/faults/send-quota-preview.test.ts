@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 describe("the provider's daily quota", () => {
-  it("fails the node with the contract's sentence after 1,000 emails; a retry after the quota returns sends the rest, none twice", async () => {
+  it("fails the node with a sentence naming how many were sent after 1,000 emails; a retry after the quota returns sends the rest, none twice", async () => {
     const { id, token } = await createTestAccount();
     const { workflowId, addresses } = await emailEveryRowWorkflow(id, 2500, "quota-");
     const failed = await runToEnd(executor, token, workflowId);

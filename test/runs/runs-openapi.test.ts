@@ -3,7 +3,7 @@ import { buildOpenApiDocument } from "@/lib/http/openapi";
 import { allOperations } from "@/lib/http/operations";
 import { runsOperations } from "@/lib/schemas/runs";
 
-describe("OpenAPI for run control (CONTRACT 12)", () => {
+describe("OpenAPI for run control: the runs list, retry and cancel", () => {
   it("documents GET /api/runs, retry and cancel with their failures, registered in the shared list", () => {
     const doc = buildOpenApiDocument(runsOperations, { version: "test", serverUrl: "http://localhost" });
     const paths = doc.paths as Record<string, Record<string, { responses: Record<string, unknown>; parameters?: { name: string }[] }>>;
