@@ -2,7 +2,7 @@ import "server-only";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import type { LanguageModel } from "ai";
-import { createGuardedFetch } from "@/lib/net/guarded-fetch";
+import { createProviderFetch } from "@/lib/net/provider-fetch";
 import type { AiProvider, AiSettings } from "./settings";
 
 export const DEFAULT_MODELS: Record<Exclude<AiProvider, "openai-compatible">, string> = {
@@ -20,20 +20,21 @@ export function resolveModelId(settings: AiSettings, nodeModel: string | undefin
 /**
  * The AI SDK model for the account's provider. openai-compatible servers (Ollama, vLLM, the test fake) speak the
  * Chat Completions API, so they go through `.chat()`; OpenAI itself too, which keeps one wire format.
+ *
+ * Every provider's requests go through the provider fetch: a base URL was checked when saved, but its DNS may change
+ * since (rebinding) and the SDKs' own fetch follows redirects anywhere, loopback included; so each call is checked
+ * again, connects to the checked address only, never follows a redirect, reads a bounded answer and passes on only
+ * a cleaned, short error message.
  */
 export function languageModel(settings: AiSettings, modelId: string): LanguageModel {
+  const fetch = createProviderFetch();
+  const baseURL = settings.baseUrl ? { baseURL: settings.baseUrl } : {};
   switch (settings.provider) {
     case "anthropic":
-      return createAnthropic({ apiKey: settings.apiKey, ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}) })(modelId);
+      return createAnthropic({ apiKey: settings.apiKey, ...baseURL, fetch })(modelId);
     case "openai":
-      return createOpenAI({ apiKey: settings.apiKey, ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}) }).chat(modelId);
+      return createOpenAI({ apiKey: settings.apiKey, ...baseURL, fetch }).chat(modelId);
     case "openai-compatible":
-      // The base URL was checked when saved; its DNS may change since, so every call is checked again.
-      return createOpenAI({
-        apiKey: settings.apiKey,
-        baseURL: settings.baseUrl ?? undefined,
-        name: "openai-compatible",
-        fetch: createGuardedFetch(),
-      }).chat(modelId);
+      return createOpenAI({ apiKey: settings.apiKey, ...baseURL, name: "openai-compatible", fetch }).chat(modelId);
   }
 }

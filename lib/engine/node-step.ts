@@ -2,7 +2,7 @@ import "server-only";
 import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
 import type { GraphNode } from "@/lib/graph/schema";
 import { log } from "@/lib/log";
-import { NodeError, type NodeRuntime } from "@/lib/nodes/types";
+import { NodeError, NodeStopped, type NodeRuntime } from "@/lib/nodes/types";
 import type { EngineDeps, Execution, NodeSummary } from "./execute-run";
 import { RunLostError } from "./run-control";
 import type { RunStore } from "./run-store";
@@ -23,6 +23,8 @@ export async function guard(
   try {
     return await fn(await runtimeFor(deps, run, node));
   } catch (error) {
+    // A cancel (or hand-back) seen inside a long node: the node stays unfinished and the run stops.
+    if (error instanceof NodeStopped) return { status: "STOPPED" };
     // Not the node's fault: the run stays RUNNING and is resumed (the sweep, or Inngest's step retry).
     if (!(error instanceof NodeError) && (isConnectionLoss(error) || isDatabaseUnavailable(error))) throw error;
     const message = nodeErrorMessage(error);

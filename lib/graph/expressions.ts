@@ -32,12 +32,19 @@
 // with a number), otherwise concatenates when a string is involved. `- * / %` need numbers; division by zero
 // is an error. `in` tests membership in a list, a substring in a string, or an own key in an object.
 // Truthiness: false, null, 0, NaN, "", "false", "0" and empty lists are false; everything else true.
+//
+// Limits (expression-budget.ts): every evaluation charges an ExpressionBudget for the work it does and checks the
+// size of every text and list it builds before building it, so one expression can neither hold the server's main
+// thread nor fill its memory; a limit fails the item with a sentence naming it.
 
+import { jsonLengthWithin } from "./bounded-json";
+import { ExpressionBudget } from "./expression-budget";
 import { ExpressionError, ExpressionSyntaxError } from "./expression-errors";
 import { Lexer } from "./expression-lexer";
 import { Parser, type ExpressionNode, type ExpressionReference, type Helper } from "./expression-parser";
 import { asNumber, describe, isTruthy, looseEquals, order } from "./expression-values";
 
+export { ExpressionBudget, ExpressionLimitError, EXPRESSION_LIMITS, type ExpressionLimits } from "./expression-budget";
 export { ExpressionError, ExpressionSyntaxError } from "./expression-errors";
 export { EXPRESSION_HELPERS, RESERVED_WORDS, type ExpressionReference } from "./expression-parser";
 export { isTruthy, looseEquals } from "./expression-values";
@@ -47,7 +54,11 @@ export type ExpressionScope = { item?: unknown; nodes: Record<string, Record<str
 
 export interface CompiledExpression {
   source: string;
-  evaluate(scope: ExpressionScope): unknown;
+  /**
+   * Evaluates once. `budget`: the node's budget, shared by its items (FILTER calls `startItem()` before each);
+   * without one, this evaluation gets a budget of its own. Throws ExpressionError, ExpressionLimitError included.
+   */
+  evaluate(scope: ExpressionScope, budget?: ExpressionBudget): unknown;
   /** Free root identifiers, each once, in order of first use. */
   names(): string[];
   /** Every use of a root name with its position, for save-time checks. */
@@ -57,7 +68,12 @@ export interface CompiledExpression {
 const MAX_SOURCE_LENGTH = 10_000;
 const hasOwn = Object.prototype.hasOwnProperty;
 
-type Evaluator = (scope: ExpressionScope) => unknown;
+type Evaluator = (scope: ExpressionScope, budget: ExpressionBudget) => unknown;
+
+/** Every operator, field read and helper call costs one unit (names and literals are paid by their user). */
+function tick(budget: ExpressionBudget): void {
+  if (++budget.work > budget.ceiling) budget.exceeded();
+}
 
 function compileNode(node: ExpressionNode): Evaluator {
   switch (node.type) {
@@ -71,19 +87,23 @@ function compileNode(node: ExpressionNode): Evaluator {
         return () => constant;
       }
       const items = node.items.map((item) => compileNode(item));
-      return (scope) => items.map((item) => item(scope));
+      return (scope, budget) => {
+        tick(budget);
+        budget.checkList(items.length);
+        return items.map((item) => item(scope, budget));
+      };
     }
     case "name":
       return compileName(node.name, node.member);
     case "member": {
       const object = compileNode(node.object);
       const key = node.key;
-      return (scope) => readField(object(scope), key);
+      return (scope, budget) => (tick(budget), readField(object(scope, budget), key));
     }
     case "index": {
       const object = compileNode(node.object);
       const index = compileNode(node.index);
-      return (scope) => readIndex(object(scope), index(scope));
+      return (scope, budget) => (tick(budget), readIndex(object(scope, budget), index(scope, budget)));
     }
     case "call":
       return compileCall(node.helper, node.args.map((arg) => compileNode(arg)));
@@ -162,43 +182,110 @@ function readIndex(object: unknown, index: unknown): unknown {
 
 function compileCall(helper: Helper, args: Evaluator[]): Evaluator {
   const [first, second] = args;
-  const text = (value: unknown): string => (value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value));
   switch (helper) {
     case "lower":
-      return (scope) => text(first(scope)).toLowerCase();
+      return (scope, budget) => (tick(budget), changeCase(toText(first(scope, budget), budget), budget, "lower"));
     case "upper":
-      return (scope) => text(first(scope)).toUpperCase();
+      return (scope, budget) => (tick(budget), changeCase(toText(first(scope, budget), budget), budget, "upper"));
     case "len":
-      return (scope) => length(first(scope));
+      return (scope, budget) => (tick(budget), length(first(scope, budget), budget));
     case "contains":
-      return (scope) => contains(first(scope), second(scope));
+      return (scope, budget) => (tick(budget), contains(first(scope, budget), second(scope, budget), budget));
     case "startsWith":
-      return (scope) => text(first(scope)).startsWith(text(second(scope)));
+      return (scope, budget) => {
+        tick(budget);
+        const [text, prefix] = [toText(first(scope, budget), budget), toText(second(scope, budget), budget)];
+        budget.chargeText(prefix.length);
+        return text.startsWith(prefix);
+      };
     case "endsWith":
-      return (scope) => text(first(scope)).endsWith(text(second(scope)));
+      return (scope, budget) => {
+        tick(budget);
+        const [text, suffix] = [toText(first(scope, budget), budget), toText(second(scope, budget), budget)];
+        budget.chargeText(suffix.length);
+        return text.endsWith(suffix);
+      };
   }
 }
 
-function length(value: unknown): number {
+function changeCase(text: string, budget: ExpressionBudget, to: "lower" | "upper"): string {
+  budget.checkText(text.length);
+  budget.chargeText(text.length);
+  return to === "lower" ? text.toLowerCase() : text.toUpperCase();
+}
+
+/**
+ * A value as text (helpers, and `+` with a string): null is "", a list or object its JSON. The JSON is measured
+ * before it is built, so a whole upstream output never becomes a text past the limit.
+ */
+function toText(value: unknown, budget: ExpressionBudget): string {
+  if (typeof value === "string") return value;
+  if (value === null || value === undefined) return "";
+  if (typeof value !== "object") return String(value);
+  const limit = budget.limits.maxTextChars;
+  const estimate = jsonLengthWithin(value, limit, (units) => budget.charge(units));
+  budget.checkText(estimate);
+  const text = JSON.stringify(value);
+  budget.checkText(text.length);
+  budget.chargeText(text.length);
+  return text;
+}
+
+function length(value: unknown, budget: ExpressionBudget): number {
   if (typeof value === "string" || Array.isArray(value)) return value.length;
   if (value === null || value === undefined) return 0;
-  if (typeof value === "object") return Object.keys(value).length;
+  if (typeof value === "object") {
+    const size = Object.keys(value).length;
+    budget.charge(size);
+    return size;
+  }
   throw new ExpressionError(`len() cannot measure ${describe(value)}`);
 }
 
 /** `contains(haystack, needle)` and `needle in haystack`. */
-function contains(haystack: unknown, needle: unknown): boolean {
-  if (Array.isArray(haystack)) return haystack.some((element) => looseEquals(element, needle));
-  if (typeof haystack === "string") return haystack.includes(needle === null || needle === undefined ? "" : String(needle));
+function contains(haystack: unknown, needle: unknown, budget: ExpressionBudget): boolean {
+  if (Array.isArray(haystack)) return haystack.some((element) => equals(element, needle, budget));
+  if (typeof haystack === "string") {
+    budget.chargeText(haystack.length);
+    return haystack.includes(needle === null || needle === undefined ? "" : toText(needle, budget));
+  }
   if (haystack === null || haystack === undefined) return false;
   if (typeof haystack === "object") return typeof needle === "string" && hasOwn.call(haystack, needle);
   throw new ExpressionError(`"in" cannot search ${describe(haystack)}`);
 }
 
+/** The language's `==` (looseEquals), charging one unit per value compared: lists and objects compare deeply. */
+function equals(left: unknown, right: unknown, budget: ExpressionBudget): boolean {
+  if (++budget.work > budget.ceiling) budget.exceeded();
+  if (left === right) return true;
+  if (left === null || right === null || typeof left !== "object" || typeof right !== "object") {
+    if (typeof left === "string" && typeof right === "string") budget.chargeText(Math.min(left.length, right.length));
+    return looseEquals(left, right);
+  }
+  if (Array.isArray(left) !== Array.isArray(right)) return false;
+  if (Array.isArray(left)) {
+    const other = right as unknown[];
+    return left.length === other.length && left.every((value, i) => equals(value, other[i], budget));
+  }
+  const leftRecord = left as Record<string, unknown>;
+  const rightRecord = right as Record<string, unknown>;
+  const leftKeys = Object.keys(leftRecord);
+  budget.charge(leftKeys.length);
+  return (
+    leftKeys.length === Object.keys(rightRecord).length &&
+    leftKeys.every((key) => hasOwn.call(rightRecord, key) && equals(leftRecord[key], rightRecord[key], budget))
+  );
+}
+
+function compareOrder(left: unknown, right: unknown, budget: ExpressionBudget): number {
+  if (typeof left === "string" && typeof right === "string") budget.chargeText(Math.min(left.length, right.length));
+  return order(left, right) ?? NaN;
+}
+
 function compileUnary(op: "!" | "-" | "+", operand: Evaluator): Evaluator {
-  if (op === "!") return (scope) => !isTruthy(operand(scope));
+  if (op === "!") return (scope, budget) => (tick(budget), !isTruthy(operand(scope, budget)));
   const sign = op === "-" ? -1 : 1;
-  return (scope) => sign * numeric(operand(scope), op);
+  return (scope, budget) => (tick(budget), sign * numeric(operand(scope, budget), op));
 }
 
 function numeric(value: unknown, op: string): number {
@@ -211,32 +298,35 @@ function numeric(value: unknown, op: string): number {
 
 /**
  * The common filter shapes — `field >= 4`, `lower(field) == "fr"` — with the constant's type known at compile
- * time, so a row costs one type check instead of the general rules (same results as compileBinary).
+ * time, so a row costs one type check instead of the general rules (same results as compileBinary). Comparing with
+ * a constant costs at most the constant's length, already charged when the expression was parsed.
  */
 function compileConstantComparison(op: string, left: Evaluator, constant: number | string): Evaluator | undefined {
   if (op === "==" || op === "!=") {
     const equal =
       typeof constant === "string"
-        ? (scope: ExpressionScope) => {
-            const value = left(scope);
+        ? (scope: ExpressionScope, budget: ExpressionBudget) => {
+            tick(budget);
+            const value = left(scope, budget);
             return typeof value === "string" ? value === constant : looseEquals(value, constant);
           }
-        : (scope: ExpressionScope) => {
-            const value = left(scope);
+        : (scope: ExpressionScope, budget: ExpressionBudget) => {
+            tick(budget);
+            const value = left(scope, budget);
             return typeof value === "number" ? value === constant : looseEquals(value, constant);
           };
-    return op === "==" ? equal : (scope) => !equal(scope);
+    return op === "==" ? equal : (scope, budget) => (tick(budget), !equal(scope, budget));
   }
   if (typeof constant !== "number") return undefined;
   switch (op) {
     case "<":
-      return (scope) => (asNumber(left(scope)) ?? NaN) < constant;
+      return (scope, budget) => (tick(budget), (asNumber(left(scope, budget)) ?? NaN) < constant);
     case "<=":
-      return (scope) => (asNumber(left(scope)) ?? NaN) <= constant;
+      return (scope, budget) => (tick(budget), (asNumber(left(scope, budget)) ?? NaN) <= constant);
     case ">":
-      return (scope) => (asNumber(left(scope)) ?? NaN) > constant;
+      return (scope, budget) => (tick(budget), (asNumber(left(scope, budget)) ?? NaN) > constant);
     case ">=":
-      return (scope) => (asNumber(left(scope)) ?? NaN) >= constant;
+      return (scope, budget) => (tick(budget), (asNumber(left(scope, budget)) ?? NaN) >= constant);
     default:
       return undefined;
   }
@@ -245,33 +335,33 @@ function compileConstantComparison(op: string, left: Evaluator, constant: number
 function compileBinary(op: string, left: Evaluator, right: Evaluator): Evaluator {
   switch (op) {
     case "||":
-      return (scope) => isTruthy(left(scope)) || isTruthy(right(scope));
+      return (scope, budget) => (tick(budget), isTruthy(left(scope, budget)) || isTruthy(right(scope, budget)));
     case "&&":
-      return (scope) => isTruthy(left(scope)) && isTruthy(right(scope));
+      return (scope, budget) => (tick(budget), isTruthy(left(scope, budget)) && isTruthy(right(scope, budget)));
     case "==":
-      return (scope) => looseEquals(left(scope), right(scope));
+      return (scope, budget) => (tick(budget), equals(left(scope, budget), right(scope, budget), budget));
     case "!=":
-      return (scope) => !looseEquals(left(scope), right(scope));
+      return (scope, budget) => (tick(budget), !equals(left(scope, budget), right(scope, budget), budget));
     case "<":
-      return (scope) => (order(left(scope), right(scope)) ?? NaN) < 0;
+      return (scope, budget) => (tick(budget), compareOrder(left(scope, budget), right(scope, budget), budget) < 0);
     case "<=":
-      return (scope) => (order(left(scope), right(scope)) ?? NaN) <= 0;
+      return (scope, budget) => (tick(budget), compareOrder(left(scope, budget), right(scope, budget), budget) <= 0);
     case ">":
-      return (scope) => (order(left(scope), right(scope)) ?? NaN) > 0;
+      return (scope, budget) => (tick(budget), compareOrder(left(scope, budget), right(scope, budget), budget) > 0);
     case ">=":
-      return (scope) => (order(left(scope), right(scope)) ?? NaN) >= 0;
+      return (scope, budget) => (tick(budget), compareOrder(left(scope, budget), right(scope, budget), budget) >= 0);
     case "in":
-      return (scope) => contains(right(scope), left(scope));
+      return (scope, budget) => (tick(budget), contains(right(scope, budget), left(scope, budget), budget));
     case "notin":
-      return (scope) => !contains(right(scope), left(scope));
+      return (scope, budget) => (tick(budget), !contains(right(scope, budget), left(scope, budget), budget));
     case "+":
-      return (scope) => add(left(scope), right(scope));
+      return (scope, budget) => (tick(budget), add(left(scope, budget), right(scope, budget), budget));
     default:
       return compileArithmetic(op, left, right);
   }
 }
 
-function add(left: unknown, right: unknown): unknown {
+function add(left: unknown, right: unknown, budget: ExpressionBudget): unknown {
   if (typeof left === "number" && typeof right === "number") return left + right;
   if (typeof left === "number" || typeof right === "number") {
     const leftNumber = asNumber(left);
@@ -279,17 +369,25 @@ function add(left: unknown, right: unknown): unknown {
     if (leftNumber !== undefined && rightNumber !== undefined) return leftNumber + rightNumber;
   }
   if (typeof left === "string" || typeof right === "string") {
-    const text = (value: unknown) => (value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value));
-    return text(left) + text(right);
+    const leftText = toText(left, budget);
+    const rightText = toText(right, budget);
+    budget.checkText(leftText.length + rightText.length);
+    budget.chargeText(leftText.length + rightText.length);
+    return leftText + rightText;
   }
-  if (Array.isArray(left) && Array.isArray(right)) return [...left, ...right];
+  if (Array.isArray(left) && Array.isArray(right)) {
+    budget.checkList(left.length + right.length);
+    budget.charge(left.length + right.length);
+    return [...left, ...right];
+  }
   throw new ExpressionError(`"+" cannot add ${describe(left)} and ${describe(right)}`);
 }
 
 function compileArithmetic(op: string, left: Evaluator, right: Evaluator): Evaluator {
-  return (scope) => {
-    const a = numeric(left(scope), op);
-    const b = numeric(right(scope), op);
+  return (scope, budget) => {
+    tick(budget);
+    const a = numeric(left(scope, budget), op);
+    const b = numeric(right(scope, budget), op);
     switch (op) {
       case "-":
         return a - b;
@@ -315,7 +413,12 @@ export function compileExpression(source: string): CompiledExpression {
   const references = parser.references;
   return {
     source,
-    evaluate: (scope) => evaluate(scope),
+    evaluate: (scope, budget) => {
+      if (budget) return evaluate(scope, budget);
+      const own = new ExpressionBudget();
+      own.startItem();
+      return evaluate(scope, own);
+    },
     names: () => [...new Set(references.map((reference) => reference.name))],
     references: () => references.map((reference) => ({ ...reference })),
   };

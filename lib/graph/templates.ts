@@ -10,6 +10,10 @@
 // - Interpolation: strings as they are, numbers and booleans with String(), arrays and objects as JSON,
 //   null/undefined as "" (an empty CSV cell and a JSON null read the same in an email).
 // - `\{{` is a literal `{{`; any other backslash is literal text.
+// - Rendered text has a size limit (MAX_RENDERED_CHARS): `{{ big }}` of a 100,000-row upload, interpolated into
+//   every email, would otherwise build tens of megabytes per item. A list or object is measured before its JSON is
+//   built, so the work done for a too-large value is bounded by the limit too.
+import { stringifyWithin } from "./bounded-json";
 import { FORBIDDEN_KEYS, NODE_ID_PATTERN } from "./schema";
 
 export class TemplateSyntaxError extends Error {
@@ -45,6 +49,9 @@ export type TemplateContext = {
   nodeId?: string;
   field?: string;
 };
+
+/** The longest text one template may render to (characters). */
+export const MAX_RENDERED_CHARS = 1_000_000;
 
 const CODE_LIKE = /[{}()[\]'"`\\;,=<>!?*+|^~]|[\u0000-\u001f\u007f]/;
 const MAX_TEMPLATE_LENGTH = 1_000_000;
@@ -156,18 +163,29 @@ function interpolate(parts: TemplatePart[], ctx: TemplateContext, html: boolean)
   for (const part of parts) {
     if ("text" in part) out += part.text;
     else {
-      const value = formatTemplateValue(resolveRef(part.ref, ctx));
+      const value = formatTemplateValue(resolveRef(part.ref, ctx), MAX_RENDERED_CHARS - out.length);
+      if (value === undefined) throw tooLong(part.ref, ctx);
       out += html ? escapeHtml(value) : value;
     }
+    if (out.length > MAX_RENDERED_CHARS) throw tooLong("ref" in part ? part.ref : undefined, ctx);
   }
   return out;
 }
 
-/** The contract's interpolation of one value. */
-export function formatTemplateValue(value: unknown): string {
+function tooLong(ref: TemplateRef | undefined, ctx: TemplateContext): TemplateError {
+  const limit = MAX_RENDERED_CHARS.toLocaleString("en-US");
+  const subject = ref ? `${where(ref, ctx)} makes the text` : `The rendered text${ctx.field ? ` of ${ctx.field}` : ""}${ctx.nodeId ? ` of node "${ctx.nodeId}"` : ""} is`;
+  return new TemplateError(`${subject} longer than ${limit} characters, the limit for rendered text: name a field rather than a whole list or output`);
+}
+
+/**
+ * The contract's interpolation of one value; undefined when a list or object would be longer than `limit`
+ * characters as JSON (nothing that long is built). Strings, numbers and booleans are returned as they are.
+ */
+export function formatTemplateValue(value: unknown, limit = MAX_RENDERED_CHARS): string | undefined {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value;
-  if (typeof value === "object") return JSON.stringify(value);
+  if (typeof value === "object") return stringifyWithin(value, Math.max(0, limit));
   return String(value);
 }
 

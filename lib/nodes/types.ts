@@ -64,3 +64,14 @@ export class NodeError extends Error {
     this.name = "NodeError";
   }
 }
+
+/**
+ * Thrown by a long node that saw `runtime.shouldStop()` say stop (a cancel, or this process handing its runs back):
+ * the node is left unfinished, as a cut-short email batch is, and the run stops.
+ */
+export class NodeStopped extends Error {
+  constructor() {
+    super("The run was asked to stop");
+    this.name = "NodeStopped";
+  }
+}

@@ -1,8 +1,17 @@
 import "server-only";
-import { compileExpression, ExpressionError, isTruthy } from "@/lib/graph/expressions";
+import { compileExpression, ExpressionBudget, ExpressionError, isTruthy } from "@/lib/graph/expressions";
 import { renderTemplate, TemplateError } from "@/lib/graph/templates";
 import { sliceClock } from "@/lib/slices";
-import { NodeError, type NodeExecutor } from "../types";
+import { NodeError, NodeStopped, type NodeExecutor } from "../types";
+
+/**
+ * The event loop is given back after this much expression work (expression-budget.ts units) even when the slice
+ * clock, which only reads the time every 256 items, has not come due: one item may do a great deal of work.
+ */
+const WORK_PER_SLICE = 200_000;
+/** A long filter asks whether the run was cancelled (or handed back) this often, or after this much work. */
+const STOP_CHECK_MS = 250;
+const WORK_PER_STOP_CHECK = 2_000_000;
 
 export const filterExecutor: NodeExecutor<"FILTER"> = {
   async execute(node, rt) {
@@ -17,12 +26,25 @@ export const filterExecutor: NodeExecutor<"FILTER"> = {
     const nodes = rt.nodeOutputs();
     const kept: unknown[] = [];
     const clock = sliceClock();
+    const budget = new ExpressionBudget();
+    let workAtYield = 0;
+    let stopCheckedAt = performance.now();
+    let workAtStopCheck = 0;
     for (let i = 0; i < items.length; i++) {
-      // 100,000 items take a few hundred ms on a slow machine: the event loop is given back between slices.
-      if (clock.due()) await clock.yield();
+      // The event loop is given back by time and by work done, so other requests (and a cancel) get their turn.
+      if (clock.due() || budget.work - workAtYield >= WORK_PER_SLICE) {
+        await clock.yield();
+        workAtYield = budget.work;
+        if (performance.now() - stopCheckedAt >= STOP_CHECK_MS || budget.work - workAtStopCheck >= WORK_PER_STOP_CHECK) {
+          if (await rt.shouldStop()) throw new NodeStopped();
+          stopCheckedAt = performance.now();
+          workAtStopCheck = budget.work;
+        }
+      }
       let value: unknown;
       try {
-        value = compiled.evaluate({ item: items[i], nodes });
+        budget.startItem();
+        value = compiled.evaluate({ item: items[i], nodes }, budget);
       } catch (error) {
         if (error instanceof ExpressionError) {
           throw new NodeError(`The filter expression "${expr}" failed on item ${i}: ${error.message}`, { cause: error });
