@@ -4,19 +4,21 @@ import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/http/errors";
+import { accountForApiKey, isApiKeyToken, type ApiKeyGrant } from "./api-keys";
 import { hasSessionCookie, readBrowserSession } from "./session-cookie";
 import { verifyAccessToken } from "./tokens";
 
-export type AuthenticatedAccount = { id: string; email: string; fullName: string };
+/** The caller: a person (token or session), or an API key of the account (`apiKey`: what the key may do). */
+export type AuthenticatedAccount = { id: string; email: string; fullName: string; apiKey?: ApiKeyGrant };
 
 /**
- * Resolves the account of a request: a Bearer access token, or else the web UI's next-auth session cookie.
+ * Resolves the account of a request: a Bearer access token or API key (`fmk_…`), or else the web UI's next-auth session cookie.
  * Cookie-authenticated mutations must come from our own origin (a CSRF defence on top of SameSite=Lax).
  * Throws 401 problems (403 `forbidden` for a cross-origin cookie mutation).
  */
 export async function authenticate(req: Request): Promise<AuthenticatedAccount> {
   const token = bearerToken(req);
-  if (token) return accountForAccessToken(token);
+  if (token) return isApiKeyToken(token) ? accountForApiKey(token) : accountForAccessToken(token);
   if (!hasSessionCookie(req)) throw new AppError("unauthorized", "Send `Authorization: Bearer <accessToken>`.");
   const session = await readBrowserSession(req);
   if (!session) throw new AppError("invalid_token", "The session has expired: sign in again.");

@@ -1,17 +1,31 @@
 import { z, type ZodType } from "zod";
 import { NODE_TYPES } from "@/lib/graph/schema";
+import type { OperationScope } from "@/lib/schemas/api-keys";
 import { ERROR_CODES } from "./errors";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete" | "head" | "options";
 
-export type OperationSpec = {
+/**
+ * Who may call an operation: no one in particular (`auth: false`), or an authenticated caller — a person's access
+ * token or session, and an API key holding `scope` ("person": never an API key). Every authenticated operation must
+ * say which, so a new route cannot be reached by keys by accident.
+ */
+export type OperationAccess =
+  | { auth: false; scope?: never; workflowCreating?: never }
+  | {
+      auth: true;
+      scope: OperationScope;
+      /** Creates a workflow: refused to a key confined to some workflows. */
+      workflowCreating?: true;
+    };
+
+export type OperationSpec = OperationAccess & {
   method: HttpMethod;
   /** Express-style path, e.g. `/api/workflows/:workflowId`. */
   path: string;
   operationId: string;
   summary: string;
   tag: string;
-  auth: boolean;
   body?: ZodType;
   /** The body may be left out (POST …/run: no body is a live run). */
   bodyOptional?: boolean;
@@ -75,9 +89,11 @@ export function buildOpenApiDocument(operations: OperationSpec[], info: { versio
     }
     const errorStatuses = new Set<number>((op.errors ?? []).map((c) => ERROR_CODES[c].status));
     if (op.auth) errorStatuses.add(401);
+    if (op.auth) errorStatuses.add(403);
     if (op.body) errorStatuses.add(422);
     for (const status of errorStatuses) {
       const codes = (op.errors ?? []).filter((c) => ERROR_CODES[c].status === status);
+      if (op.auth && status === 403) codes.push("insufficient_scope");
       responses[String(status)] ??= {
         description: codes.length ? `Problem: ${codes.join(", ")}` : "Problem",
         content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
@@ -88,7 +104,7 @@ export function buildOpenApiDocument(operations: OperationSpec[], info: { versio
       operationId: op.operationId,
       summary: op.summary,
       tags: [op.tag],
-      ...(op.auth ? { security: [{ bearerAuth: [] }] } : { security: [] }),
+      ...securityOf(op),
       parameters: [...pathParams, ...queryParams, ...headerParams],
       ...(op.body
         ? {
@@ -112,8 +128,29 @@ export function buildOpenApiDocument(operations: OperationSpec[], info: { versio
     servers: [{ url: info.serverUrl }],
     paths,
     components: {
-      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
+      securitySchemes: {
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "A person's access token (POST /api/auth/login), valid 15 minutes",
+        },
+        apiKey: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "fmk_…",
+          description:
+            "An API key (POST /api/account/api-keys), sent as `Authorization: Bearer fmk_…`. Each operation lists the scope it needs; without it the answer is 403 insufficient_scope.",
+        },
+      },
       schemas: { Problem: toSchema(problemSchema, "output") },
     },
   };
+}
+
+/** The security requirement of an operation: either bearer form, the key with the operation's scope. */
+function securityOf(op: OperationSpec): Record<string, unknown> {
+  if (!op.auth) return { security: [] };
+  if (op.scope === "person") return { security: [{ bearer: [] }], "x-person-only": true };
+  return { security: [{ bearer: [] }, { apiKey: [op.scope] }], "x-required-scope": op.scope };
 }

@@ -1,6 +1,7 @@
 import "server-only";
 import type { z, ZodType } from "zod";
-import { authenticate, type AuthenticatedAccount } from "@/lib/auth/authenticate";
+import type { AuthenticatedAccount } from "@/lib/auth/authenticate";
+import { authorize } from "./authorize";
 import { AppError, notFound } from "./errors";
 import { errorResponse, formatPath, zodErrorItems } from "./problem";
 
@@ -20,7 +21,10 @@ export type HandlerContext<B, Q, P, A extends boolean> = {
 };
 
 export type RouteOptions<B, Q, P, A extends boolean> = {
-  /** Require an authenticated account (Bearer token or the web session cookie). */
+  /**
+   * Require an authenticated account (Bearer access token, API key, or the web session cookie). An API key is held to
+   * the scope and workflow confinement its operation declares beside its schemas (lib/schemas/<domain>.ts).
+   */
   auth: A;
   body?: B;
   query?: Q;
@@ -43,7 +47,7 @@ export function route<
     try {
       const rawParams = (await context?.params) ?? {};
       const params = options.params ? parseOrThrow(options.params, rawParams, []) : rawParams;
-      const account = options.auth ? await authenticate(req) : null;
+      const account = options.auth ? await authorize(req, url.pathname, rawParams) : null;
       // No stored id holds a NUL (PostgreSQL text refuses the byte): answer "unknown id", not a driver error.
       if (Object.values(rawParams).flat().some((v) => typeof v === "string" && v.includes("\u0000"))) throw notFound("Resource");
       const query = options.query

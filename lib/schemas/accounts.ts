@@ -141,27 +141,27 @@ export const accountOperations: OperationSpec[] = [
     responses: { 204: { description: "Signed out" } },
   },
   {
-    method: "get", path: "/api/account", operationId: "getAccount", tag: "Accounts", auth: true,
+    method: "get", path: "/api/account", operationId: "getAccount", tag: "Accounts", auth: true, scope: "person",
     summary: "The signed-in account", responses: { 200: { description: "Account", schema: accountResponse } },
   },
   {
-    method: "patch", path: "/api/account", operationId: "updateAccount", tag: "Accounts", auth: true,
+    method: "patch", path: "/api/account", operationId: "updateAccount", tag: "Accounts", auth: true, scope: "person",
     summary: "Change the account's name", body: updateAccountBody,
     responses: { 200: { description: "Account", schema: accountResponse } },
   },
   {
-    method: "post", path: "/api/account/password", operationId: "changePassword", tag: "Accounts", auth: true,
+    method: "post", path: "/api/account/password", operationId: "changePassword", tag: "Accounts", auth: true, scope: "person",
     summary: "Change the password; every token issued before is revoked", body: changePasswordBody,
     responses: { 204: { description: "Changed" } },
     errors: ["invalid_credentials", "rate_limited"],
   },
   {
-    method: "put", path: "/api/account/ai-provider", operationId: "setAiProvider", tag: "Accounts", auth: true,
+    method: "put", path: "/api/account/ai-provider", operationId: "setAiProvider", tag: "Accounts", auth: true, scope: "person",
     summary: "Store the AI provider settings (the key is encrypted; only its last 4 characters are shown)", body: aiProviderBody,
     responses: { 200: { description: "Stored", schema: aiSettingsResponse } },
   },
   {
-    method: "delete", path: "/api/account/ai-provider", operationId: "deleteAiProvider", tag: "Accounts", auth: true,
+    method: "delete", path: "/api/account/ai-provider", operationId: "deleteAiProvider", tag: "Accounts", auth: true, scope: "person",
     summary: "Forget the AI provider settings", responses: { 204: { description: "Removed" } },
   },
   {

@@ -53,14 +53,14 @@ const tag = "Sending";
 
 export const sendingOperations: OperationSpec[] = [
   {
-    method: "get", path: "/api/workflows/runs/:runId/nodes/:nodeId/emails", operationId: "listRunEmails", tag, auth: true,
+    method: "get", path: "/api/workflows/runs/:runId/nodes/:nodeId/emails", operationId: "listRunEmails", tag, auth: true, scope: "runs:read",
     summary: "Every email of an OUTPUT node of a run, with its status (sent, suppressed, duplicate, failed, preview, pending)",
     query: runEmailsQuery,
     responses: { 200: { description: "A page of emails and the counts per status", schema: runEmailsResponse } },
     errors: ["not_found", "output_expired"],
   },
   {
-    method: "post", path: "/api/workflows/runs/:runId/send", operationId: "sendPreview", tag, auth: true,
+    method: "post", path: "/api/workflows/runs/:runId/send", operationId: "sendPreview", tag, auth: true, scope: "runs:write",
     summary: "Send exactly what a SUCCESS preview of the whole workflow rendered (a new live run reusing the preview's node outputs); 409 for a live run, an unfinished or failed preview, a preview already sent, or a `until` (test this node) preview",
     responses: {
       202: {
@@ -72,18 +72,18 @@ export const sendingOperations: OperationSpec[] = [
     errors: ["not_found", "conflict"],
   },
   {
-    method: "get", path: "/api/suppressions", operationId: "listSuppressions", tag, auth: true,
+    method: "get", path: "/api/suppressions", operationId: "listSuppressions", tag, auth: true, scope: "suppressions:read",
     summary: "The account's suppression list, newest first (`q` searches the address)", query: suppressionsQuery,
     responses: { 200: { description: "Suppressed addresses", schema: suppressionsResponse } },
   },
   {
-    method: "post", path: "/api/suppressions", operationId: "addSuppressions", tag, auth: true,
+    method: "post", path: "/api/suppressions", operationId: "addSuppressions", tag, auth: true, scope: "suppressions:write",
     summary: "Add 1–1000 addresses (reason `manual`); addresses already on the list are not counted", body: addSuppressionsBody,
     responses: { 200: { description: "How many were new", schema: addSuppressionsResponse } },
     errors: ["validation_failed"],
   },
   {
-    method: "delete", path: "/api/suppressions/:email", operationId: "removeSuppression", tag, auth: true,
+    method: "delete", path: "/api/suppressions/:email", operationId: "removeSuppression", tag, auth: true, scope: "suppressions:write",
     summary: "Take an address off the list", responses: { 204: { description: "Removed" } }, errors: ["not_found"],
   },
   {

@@ -28,12 +28,14 @@ import * as runEmailsRoute from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]
 import * as sendPreviewRoute from "@/app/api/workflows/runs/[runId]/send/route";
 import * as suppressionRoute from "@/app/api/suppressions/[email]/route";
 import * as suppressionsRoute from "@/app/api/suppressions/route";
+import * as apiKeysRoute from "@/app/api/account/api-keys/route";
+import * as apiKeyRoute from "@/app/api/account/api-keys/[keyId]/route";
 import { createTestAccount } from "@/test/support/accounts";
 import { call, type CallOptions, type CallResult } from "@/test/support/http";
 import { filteredEmailGraph, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 
 type Account = Awaited<ReturnType<typeof createTestAccount>>;
-type Ids = { workflowId: string; runId: string; uploadId: string; webhookId: string; nodeId: string; hookId: string; tusId: string };
+type Ids = { workflowId: string; runId: string; uploadId: string; webhookId: string; nodeId: string; hookId: string; tusId: string; keyId: string };
 type Handler = Parameters<typeof call>[0];
 type Probe = { handler: Handler; options: (ids: Ids) => CallOptions };
 
@@ -54,6 +56,10 @@ const NOT_OBJECT_IDS = new Set(["nextauth/[...nextauth]", "unsubscribe/[token]"]
 
 /** Key "<METHOD> <pattern>" → how account B calls it with A's ids. */
 const PROBES: Record<string, Probe> = {
+  "DELETE account/api-keys/[keyId]": {
+    handler: apiKeyRoute.DELETE,
+    options: (ids) => ({ method: "DELETE", path: `/api/account/api-keys/${ids.keyId}`, params: { keyId: ids.keyId } }),
+  },
   "POST workflows/[workflowId]/hooks": {
     handler: hooksRoute.POST,
     options: (ids) => ({ method: "POST", path: `/api/workflows/${ids.workflowId}/hooks`, params: { workflowId: ids.workflowId } }),
@@ -203,7 +209,8 @@ async function createEverything(owner: Account): Promise<Ids> {
   await must(call(suppressionsRoute.POST, { json: { emails: ["ada@example.com"] }, token: owner.token }), 200);
   const tus = await must(call(tusRoute.POST, { method: "POST", path: "/api/uploads/tus", headers: { "tus-resumable": "1.0.0", "upload-length": "12" }, token: owner.token }), 201);
   const tusId = tus.headers.get("location")!.split("/").pop()!;
-  return { workflowId, uploadId, runId: run.body.runId, webhookId: webhook.body.id, nodeId: "src", hookId: hook.body.id, tusId };
+  const apiKey = await must(call(apiKeysRoute.POST, { json: { name: "CI", scopes: ["runs:read"] }, token: owner.token }), 201);
+  return { keyId: apiKey.body.id, workflowId, uploadId, runId: run.body.runId, webhookId: webhook.body.id, nodeId: "src", hookId: hook.body.id, tusId };
 }
 
 /** Everything A can read about its objects; must be identical before and after B's attempts. */
@@ -226,6 +233,7 @@ async function snapshot(owner: Account) {
     uploads: (await call(uploadsRoute.GET, { token: owner.token })).body,
     workflows: (await call(workflowsRoute.GET, { token: owner.token })).body,
     suppressions: (await call(suppressionsRoute.GET, { token: owner.token })).body,
+    apiKeys: (await call(apiKeysRoute.GET, { token: owner.token })).body,
   };
 }
 
@@ -273,7 +281,7 @@ describe("tenant isolation", () => {
   });
 
   it("B's lists never show A's objects", async () => {
-    for (const handler of [workflowsRoute.GET, uploadsRoute.GET, webhooksRoute.GET, accountRunsRoute.GET]) {
+    for (const handler of [workflowsRoute.GET, uploadsRoute.GET, webhooksRoute.GET, accountRunsRoute.GET, apiKeysRoute.GET]) {
       const res = await call(handler, { token: bob.token });
       expect(res.status).toBe(200);
       expect(res.body.items).toEqual([]);

@@ -1,3 +1,4 @@
+import { confinedWorkflowIds } from "@/lib/http/authorize";
 import { created, ok, route } from "@/lib/http/route";
 import { createWorkflowBody, listWorkflowsQuery } from "@/lib/schemas/workflows";
 import { createWorkflow } from "@/lib/services/workflows/create-workflow";
@@ -11,4 +12,4 @@ export const POST = route({ auth: true, body: createWorkflowBody }, async ({ acc
 
 // GET /api/workflows – the account's workflows, most recently updated first
 export const GET = route({ auth: true, query: listWorkflowsQuery }, async ({ account, query }) =>
-  ok(await listWorkflows(account.id, query)));
+  ok(await listWorkflows(account.id, query, confinedWorkflowIds(account))));

@@ -3,10 +3,12 @@ import { sql } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
 import type { RunMode, RunStatus, RunTrigger } from "@/db/schema";
 import { getConfig } from "@/lib/config";
+import { accountForApiKey, isApiKeyToken, rememberedApiKey, touchLastUsed } from "@/lib/auth/api-keys";
 import { accountForAccessToken } from "@/lib/auth/authenticate";
 import { verifyAccessToken } from "@/lib/auth/tokens";
 import { wakeAfterResponse } from "@/lib/engine/wake";
 import { groupCommit } from "@/lib/group-commit";
+import { assertScope } from "@/lib/http/authorize";
 import { AppError, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
@@ -68,6 +70,7 @@ export async function enqueueRun(
  * against its account's limit.
  */
 export async function enqueueRunWithToken(token: string, workflowId: string): Promise<{ run: EnqueuedRun; headers: Record<string, string> }> {
+  if (isApiKeyToken(token)) return enqueueRunWithApiKey(token, workflowId);
   const claims = await verifyAccessToken(token);
   const id = newId("run");
   const row = await insertTokenRuns({ id, accountId: claims.accountId, issuedAtMs: claims.issuedAtMs, workflowId, limit: getConfig().runRateLimitPerMinute });
@@ -87,8 +90,41 @@ export async function enqueueRunWithToken(token: string, workflowId: string): Pr
   return { run, headers: rateLimitHeaders(limit) };
 }
 
-type TokenInsert = { id: string; accountId: string; issuedAtMs: number; workflowId: string; limit: number };
-type TokenInsertResult = { limit: RateLimitResult; accountOk: boolean; enqueuedAt: string | Date | null };
+/**
+ * The hot path with an API key: the key's fixed facts (account, scopes, workflows) come from this instance's memory
+ * after its first use, so the request is the same one statement as with an access token, which also checks that the
+ * key is still neither revoked nor expired. The key's scope and confinement are checked before anything is counted.
+ */
+async function enqueueRunWithApiKey(token: string, workflowId: string): Promise<{ run: EnqueuedRun; headers: Record<string, string> }> {
+  let facts = rememberedApiKey(token);
+  if (!facts) {
+    const account = await accountForApiKey(token);
+    facts = { accountId: account.id, grant: account.apiKey };
+  }
+  assertScope(facts.grant, "runs:write");
+  if (facts.grant.workflowIds && !facts.grant.workflowIds.includes(workflowId)) throw notFound("Workflow");
+  const id = newId("run");
+  const limit = getConfig().runRateLimitPerMinute;
+  const row = await insertTokenRuns({ id, accountId: facts.accountId, issuedAtMs: 0, keyId: facts.grant.id, workflowId, limit });
+  if (!row.limit.allowed) await accountForApiKey(token); // 401 before 429
+  assertWithinLimit(row.limit, `At most ${row.limit.limit} runs may be enqueued per minute: wait ${row.limit.resetSeconds} s and try again.`);
+  let run: EnqueuedRun;
+  if (!row.accountOk) {
+    await accountForApiKey(token); // throws the 401 that fits (revoked, expired, account gone)
+    run = await insertSnapshot(await getDb(), facts.accountId, workflowId);
+  } else if (row.enqueuedAt === null) {
+    throw notFound("Workflow");
+  } else {
+    run = { runId: id, workflowId, status: "PENDING", enqueuedAt: new Date(row.enqueuedAt).toISOString() };
+  }
+  if (row.keyStale) touchLastUsed(facts.grant.id);
+  wake(workflowId);
+  return { run, headers: rateLimitHeaders(row.limit) };
+}
+
+/** `keyId`: the request came with that API key (then `issuedAtMs` is unused, and the key's state is checked). */
+type TokenInsert = { id: string; accountId: string; issuedAtMs: number; keyId?: string; workflowId: string; limit: number };
+type TokenInsertResult = { limit: RateLimitResult; accountOk: boolean; keyStale: boolean; enqueuedAt: string | Date | null };
 type TokenInsertRow = {
   id: string;
   rank: number | string;
@@ -97,6 +133,7 @@ type TokenInsertRow = {
   slice_count: number | string;
   hits: number | string;
   account_ok: boolean;
+  key_stale: boolean;
   enqueued_at: string | Date | null;
 };
 
@@ -107,7 +144,7 @@ type TokenInsertRow = {
  *   the batch: all its hits fall in one slice): one upsert of each counter row for all its hits in the batch (rows
  *   taken in key order, so concurrent batches never deadlock), each hit ranked after the row's earlier count, plus
  *   the earlier slices still in the window;
- * - the account check of `authenticate`;
+ * - the account check of `authenticate` (for an API key: the key is still neither revoked nor expired);
  * - the run's insert with the workflow's snapshot, only for hits within the limit on accounts that pass. Rows are
  *   inserted in arrival order, so `seq` (the FIFO order) follows it within a batch.
  * Refused hits are handed back, and the slices a new slice pushed out of the window dropped (settleCountedHits), before
@@ -123,6 +160,7 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
         id: item.id,
         account_id: item.accountId,
         iat_ms: item.issuedAtMs,
+        key_id: item.keyId ?? null,
         workflow_id: item.workflowId,
         ord,
         rl_key: slices[ord].key,
@@ -135,7 +173,7 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
       db,
       sql`with req as (
             select * from jsonb_to_recordset(${batch}::jsonb)
-              as r(id text, account_id text, iat_ms numeric, workflow_id text, ord int, rl_key text, slice_start bigint, first_counted bigint, rl_limit int)
+              as r(id text, account_id text, iat_ms numeric, key_id text, workflow_id text, ord int, rl_key text, slice_start bigint, first_counted bigint, rl_limit int)
           ), hit as (
             insert into rate_limits (key, window_start, count)
             select rl_key, slice_start, count(*)::int from req group by rl_key, slice_start order by rl_key, slice_start
@@ -153,9 +191,12 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
             from req join hit on hit.key = req.rl_key and hit.window_start = req.slice_start
           ), checked as (
             select ranked.*,
-              coalesce(a.email_verified_at is not null
-                and (a.password_changed_at is null or floor(extract(epoch from a.password_changed_at) * 1000) < ranked.iat_ms), false) as account_ok
+              coalesce(a.email_verified_at is not null and case when ranked.key_id is null
+                then a.password_changed_at is null or floor(extract(epoch from a.password_changed_at) * 1000) < ranked.iat_ms
+                else k.id is not null and k.revoked_at is null and (k.expires_at is null or k.expires_at > now()) end, false) as account_ok,
+              coalesce(k.last_used_at is null or k.last_used_at < now() - interval '1 minute', false) and k.id is not null as key_stale
             from ranked left join accounts a on a.id = ranked.account_id
+              left join api_keys k on k.id = ranked.key_id and k.account_id = ranked.account_id
           ), ins as (
             insert into runs (id, workflow_id, account_id, workflow_version, graph)
             select c.id, w.id, w.account_id, w.version, w.graph
@@ -164,7 +205,7 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
             order by c.ord
             returning id, enqueued_at
           )
-          select c.id, c.rank, c.earlier, c.oldest, c.slice_count, c.hits, c.account_ok, ins.enqueued_at
+          select c.id, c.rank, c.earlier, c.oldest, c.slice_count, c.hits, c.account_ok, c.key_stale, ins.enqueued_at
           from checked c left join ins on ins.id = c.id`,
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -184,7 +225,7 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
       }
       // This batch's hits opened the slice: the key's slices that left the window go.
       if (Number(row.slice_count) === Number(row.hits)) opened.set(slice.key, { key: slice.key, firstCounted: slice.firstCounted });
-      results.push({ limit, accountOk: row.account_ok === true, enqueuedAt: row.enqueued_at ?? null });
+      results.push({ limit, accountOk: row.account_ok === true, keyStale: row.key_stale === true, enqueuedAt: row.enqueued_at ?? null });
     }
     // The runs are in: a failure here must not turn their 202s into errors (a client would enqueue again). What it can
     // cost: a refused hit stays counted, or expired counter rows wait for the next new slice or the retention sweep.

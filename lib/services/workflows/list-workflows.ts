@@ -4,8 +4,11 @@ import { getDb } from "@/db/client";
 import { runs, workflows } from "@/db/schema";
 import { decodeCursor, newestFirstAfter, page } from "@/lib/http/pagination";
 
-/** GET /api/workflows: most recently updated first, each with its node count and its latest run (by enqueue order). */
-export async function listWorkflows(accountId: string, query: { limit: number; cursor?: string }) {
+/**
+ * GET /api/workflows: most recently updated first, each with its node count and its latest run (by enqueue order).
+ * `onlyWorkflowIds` (an API key confined to some workflows) hides every other workflow.
+ */
+export async function listWorkflows(accountId: string, query: { limit: number; cursor?: string }, onlyWorkflowIds?: readonly string[]) {
   const db = await getDb();
   const after = newestFirstAfter(decodeCursor(query.cursor), workflows.updatedAt, workflows.id);
   const rows = await db
@@ -18,7 +21,12 @@ export async function listWorkflows(accountId: string, query: { limit: number; c
       nodeCount: sql<number>`case when jsonb_typeof(${workflows.graph}->'nodes') = 'array' then jsonb_array_length(${workflows.graph}->'nodes') else 0 end`.mapWith(Number),
     })
     .from(workflows)
-    .where(and(eq(workflows.accountId, accountId), isNull(workflows.deletedAt), after))
+    .where(and(
+      eq(workflows.accountId, accountId),
+      isNull(workflows.deletedAt),
+      onlyWorkflowIds ? inArray(workflows.id, [...onlyWorkflowIds]) : undefined,
+      after,
+    ))
     .orderBy(desc(workflows.updatedAt), desc(workflows.id))
     .limit(query.limit + 1);
   const result = page(rows, query.limit, (row) => ({ k: row.updatedAt.toISOString(), id: row.id }));

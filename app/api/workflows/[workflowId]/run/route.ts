@@ -1,4 +1,5 @@
-import { authenticate, bearerToken } from "@/lib/auth/authenticate";
+import { bearerToken } from "@/lib/auth/authenticate";
+import { authorize } from "@/lib/http/authorize";
 import { accepted, route } from "@/lib/http/route";
 import { enqueueRun, enqueueRunWithToken } from "@/lib/services/runs/enqueue-run";
 import { assertUntilNode, hasRunBody, readRunRequest } from "@/lib/services/runs/run-request";
@@ -7,9 +8,10 @@ export const dynamic = "force-dynamic";
 
 // POST /api/workflows/:workflowId/run – enqueue a run (202 at once; poll the Location); optional JSON body
 // `{ mode: "preview" | "live", until? }` (CONTRACT 11)
-// Authenticated here rather than by route(): a bodiless Bearer request without Idempotency-Key (the hot path) checks its
-// account inside the enqueue statement; every other request authenticates first, as route({ auth: true }) would.
-export const POST = route({ auth: false }, async ({ params, req }) => {
+// Authenticated here rather than by route(): a bodiless Bearer request (access token or API key) without
+// Idempotency-Key (the hot path) checks its account inside the enqueue statement; every other request is authorized
+// first, as route({ auth: true }) would.
+export const POST = route({ auth: false }, async ({ params, req, url }) => {
   const idempotencyKey = req.headers.get("idempotency-key") ?? undefined;
   const token = bearerToken(req);
   const withBody = hasRunBody(req);
@@ -17,7 +19,7 @@ export const POST = route({ auth: false }, async ({ params, req }) => {
     const { run, headers } = await enqueueRunWithToken(token, params.workflowId);
     return accepted(run, { ...headers, Location: `/api/workflows/runs/${run.runId}` });
   }
-  const accountId = (await authenticate(req)).id;
+  const accountId = (await authorize(req, url.pathname, params)).id;
   const options = withBody ? await readRunRequest(req) : undefined;
   if (options) await assertUntilNode(accountId, params.workflowId, options);
   const { run, headers } = await enqueueRun(accountId, params.workflowId, idempotencyKey, options);
