@@ -4,6 +4,7 @@ import { useRouter, useSearchParams } from "next/navigation";
 import { signIn } from "next-auth/react";
 import { useState } from "react";
 import { ApiError, api } from "@/lib/client/api";
+import { safeNext } from "@/lib/client/safe-next";
 import type { TokenPair } from "@/lib/client/types";
 import { Button, ErrorAlert, Field, Input, useHydrated } from "@/components/ui";
 
@@ -26,7 +27,7 @@ export function LoginForm() {
       const tokens = await api.post<TokenPair>("/api/auth/login", form);
       const result = await signIn("credentials", { accessToken: tokens.accessToken, redirect: false });
       if (result?.error) throw new Error("Signed in, but the session could not start. Try again.");
-      router.push(safeNext(params.get("next")));
+      router.push(safeNext(params.get("next"), window.location.origin));
     } catch (e) {
       setError(e);
       setBusy(false);
@@ -65,9 +66,4 @@ export function LoginForm() {
       </p>
     </form>
   );
-}
-
-/** Only same-site paths are followed after sign-in, never an absolute URL from the query string. */
-function safeNext(next: string | null): string {
-  return next && next.startsWith("/") && !next.startsWith("//") ? next : "/workflows";
 }
