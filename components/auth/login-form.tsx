@@ -55,6 +55,15 @@ export function LoginForm() {
       <Field label="Password" error={error instanceof ApiError ? error.fieldError("password") : undefined}>
         {(id) => <Input id={id} type="password" autoComplete="current-password" value={form.password} onChange={set("password")} data-testid="login-password" required />}
       </Field>
+      <p className="-mt-3 text-right text-sm">
+        <Link
+          href={form.email ? `/forgot-password?email=${encodeURIComponent(form.email)}` : "/forgot-password"}
+          className="font-medium text-brand-600 hover:text-brand-700"
+          data-testid="login-forgot"
+        >
+          Forgot your password?
+        </Link>
+      </p>
       <Button type="submit" className="w-full" loading={busy} disabled={!hydrated} data-testid="login-submit">
         Sign in
       </Button>
