@@ -51,6 +51,8 @@ export default defineConfig({
           // Paces OUTPUT into the local mailbox (2 batches of 100 per second) so e2e/sending.spec.ts can watch progress.
           MAILBOX_RATE_PER_SECOND: "2",
           APP_URL: `http://localhost:${port}`,
+          // Every spec signs up from 127.0.0.1: lift the per-client sign-up limit for the suite.
+          REGISTRATION_ADDRESS_LIMIT: "10000",
         },
         reuseExistingServer: false,
         timeout: 120_000,

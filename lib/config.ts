@@ -78,6 +78,8 @@ const envSchema = z.object({
   TRUST_PROXY: boolish.optional(),
   REFRESH_TOKEN_MAX_DAYS: positiveInt(90),
   LOGIN_ADDRESS_FAILURE_LIMIT: positiveInt(50),
+  REGISTRATION_ADDRESS_LIMIT: positiveInt(10),
+  REGISTRATION_GLOBAL_LIMIT: positiveInt(200),
   UPLOAD_MAX_ROWS: positiveInt(1_000_000),
   VERCEL: optionalString,
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
@@ -136,6 +138,10 @@ export type Config = {
   refreshTokenMaxDays: number;
   /** Failed sign-ins per client address per 15 minutes, across all email addresses. */
   loginAddressFailureLimit: number;
+  /** Sign-ups per client address per hour (each one emails a code to an address the client chose). */
+  registrationAddressLimit: number;
+  /** Sign-ups per hour across all clients: a cap on code emails to strangers however many addresses send them. */
+  registrationGlobalLimit: number;
   executorConcurrency: number;
   /** Node outputs and per-email records of runs finished longer ago are dropped (summaries stay); 0 keeps them. */
   runOutputRetentionDays: number;
@@ -241,6 +247,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     trustProxy: e.TRUST_PROXY ?? false,
     refreshTokenMaxDays: e.REFRESH_TOKEN_MAX_DAYS,
     loginAddressFailureLimit: e.LOGIN_ADDRESS_FAILURE_LIMIT,
+    registrationAddressLimit: e.REGISTRATION_ADDRESS_LIMIT,
+    registrationGlobalLimit: e.REGISTRATION_GLOBAL_LIMIT,
     executorConcurrency: e.EXECUTOR_CONCURRENCY,
     runOutputRetentionDays: e.RUN_OUTPUT_RETENTION_DAYS,
     allowPrivateNetworkTargets: e.ALLOW_PRIVATE_NETWORK_TARGETS ?? e.NODE_ENV !== "production",

@@ -4,6 +4,7 @@ import { useRouter, useSearchParams } from "next/navigation";
 import { signIn } from "next-auth/react";
 import { useState } from "react";
 import { ApiError, api } from "@/lib/client/api";
+import { safeNext } from "@/lib/client/safe-next";
 import type { TokenPair } from "@/lib/client/types";
 import { Button, ErrorAlert, Field, Input, useHydrated } from "@/components/ui";
 
@@ -26,7 +27,7 @@ export function LoginForm() {
       const tokens = await api.post<TokenPair>("/api/auth/login", form);
       const result = await signIn("credentials", { accessToken: tokens.accessToken, redirect: false });
       if (result?.error) throw new Error("Signed in, but the session could not start. Try again.");
-      router.push(safeNext(params.get("next")));
+      router.push(safeNext(params.get("next"), window.location.origin));
     } catch (e) {
       setError(e);
       setBusy(false);
@@ -54,6 +55,15 @@ export function LoginForm() {
       <Field label="Password" error={error instanceof ApiError ? error.fieldError("password") : undefined}>
         {(id) => <Input id={id} type="password" autoComplete="current-password" value={form.password} onChange={set("password")} data-testid="login-password" required />}
       </Field>
+      <p className="-mt-3 text-right text-sm">
+        <Link
+          href={form.email ? `/forgot-password?email=${encodeURIComponent(form.email)}` : "/forgot-password"}
+          className="font-medium text-brand-600 hover:text-brand-700"
+          data-testid="login-forgot"
+        >
+          Forgot your password?
+        </Link>
+      </p>
       <Button type="submit" className="w-full" loading={busy} disabled={!hydrated} data-testid="login-submit">
         Sign in
       </Button>
@@ -65,9 +75,4 @@ export function LoginForm() {
       </p>
     </form>
   );
-}
-
-/** Only same-site paths are followed after sign-in, never an absolute URL from the query string. */
-function safeNext(next: string | null): string {
-  return next && next.startsWith("/") && !next.startsWith("//") ? next : "/workflows";
 }

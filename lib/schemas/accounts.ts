@@ -48,6 +48,11 @@ export const changePasswordBody = z.strictObject({
   currentPassword: z.string().min(1).max(1024),
   newPassword: passwordField,
 });
+export const resetPasswordBody = z.strictObject({
+  email: emailField,
+  otp: verifyEmailBody.shape.otp,
+  newPassword: passwordField,
+});
 export const updateAccountBody = z.strictObject({ fullName: fullNameField.optional() });
 
 export const aiProviders = ["openai", "anthropic", "openai-compatible"] as const;
@@ -139,6 +144,18 @@ export const accountOperations: OperationSpec[] = [
     method: "post", path: "/api/auth/logout", operationId: "logout", tag: "Accounts", auth: false,
     summary: "Revoke the refresh token's family", body: refreshTokenBody,
     responses: { 204: { description: "Signed out" } },
+  },
+  {
+    method: "post", path: "/api/auth/forgot-password", operationId: "forgotPassword", tag: "Accounts", auth: false,
+    summary: "Email a password-reset code to a verified account (the same answer whether or not it exists)", body: emailOnlyBody,
+    responses: { 202: { description: "Accepted", schema: messageResponse } },
+    errors: ["rate_limited"],
+  },
+  {
+    method: "post", path: "/api/auth/reset-password", operationId: "resetPassword", tag: "Accounts", auth: false,
+    summary: "Set a new password with the emailed reset code; every earlier token is revoked", body: resetPasswordBody,
+    responses: { 200: { description: "Password set; signed in", schema: tokenPairResponse } },
+    errors: ["invalid_otp", "rate_limited"],
   },
   {
     method: "get", path: "/api/account", operationId: "getAccount", tag: "Accounts", auth: true, scope: "person",

@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { Suspense } from "react";
 import { AccountSection, AiProviderSection } from "@/components/settings/account-section";
 import { GoogleSection, WebhooksSection } from "@/components/settings/integrations-section";
+import { PasswordSection } from "@/components/settings/password-section";
 import { PageHeader } from "@/components/ui";
 import { PageContainer } from "@/components/shell/app-shell";
 
@@ -13,6 +14,7 @@ export default function SettingsPage() {
       <PageHeader title="Settings" description="Your account, the AI provider your AI nodes use, Google Drive and webhooks." />
       <div className="space-y-6">
         <AccountSection />
+        <PasswordSection />
         <AiProviderSection />
         <Suspense>
           <GoogleSection />

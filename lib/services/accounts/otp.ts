@@ -15,29 +15,43 @@ export const OTP_TTL_MINUTES = 10;
 export const OTP_MAX_ATTEMPTS = 5;
 
 /**
- * Emails a fresh 6-digit code to an unverified account: throttled per address, every older code voided,
- * only the hash stored. Throws 429 when throttled and 503 when the email could not be sent.
+ * What a code is for: verifying the address after sign-up, or resetting a forgotten password. The two live in one table
+ * told apart by their id's prefix, so a code of one kind never works for the other, and a new code voids only the older
+ * codes of its own kind.
  */
-export async function issueOtp(account: { id: string; email: string; fullName: string }, now: number): Promise<void> {
+export type OtpPurpose = "verify" | "reset";
+const ID_PREFIX = { verify: "otp", reset: "pwr" } as const;
+const ofPurpose = (purpose: OtpPurpose) => sql`left(${otpCodes.id}, 4) = ${`${ID_PREFIX[purpose]}_`}`;
+
+/**
+ * Emails a fresh 6-digit code (to an unverified account, or for a password reset to a verified one): throttled per
+ * address, every older code of the same purpose voided, only the hash stored. Throws 429 when throttled and 503 when the
+ * email could not be sent.
+ */
+export async function issueOtp(
+  account: { id: string; email: string; fullName: string }, now: number, purpose: OtpPurpose = "verify",
+): Promise<void> {
   const release = await reserveOtpSend(account.email, now);
   const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
-  const id = newId("otp");
+  const id = newId(ID_PREFIX[purpose]);
   const db = await getDb();
   await db.transaction(async (tx) => {
     await tx.update(otpCodes).set({ consumedAt: new Date(now) })
-      .where(and(eq(otpCodes.accountId, account.id), isNull(otpCodes.consumedAt)));
+      .where(and(eq(otpCodes.accountId, account.id), isNull(otpCodes.consumedAt), ofPurpose(purpose)));
     await tx.insert(otpCodes).values({
       id, accountId: account.id, codeHash: hashToken(`otp:${id}:${code}`),
       expiresAt: new Date(now + OTP_TTL_MINUTES * 60_000), createdAt: new Date(now),
     });
   });
   try {
-    await getEmailSender().send(otpEmail({ to: account.email, fullName: account.fullName, code, ttlMinutes: OTP_TTL_MINUTES, idempotencyKey: `otp:${id}` }));
+    await getEmailSender().send(otpEmail({
+      to: account.email, fullName: account.fullName, code, ttlMinutes: OTP_TTL_MINUTES, idempotencyKey: `otp:${id}`, purpose,
+    }));
   } catch (error) {
     await release();
     log.error("could not send the verification email", { accountId: account.id, error });
     const retryAfter = error instanceof EmailSendError && error.retryAfterSeconds ? error.retryAfterSeconds : 60;
-    throw new AppError("service_unavailable", "We could not send the verification email: ask for a new code in a moment.", {
+    throw new AppError("service_unavailable", "We could not send the email with your code: ask for a new code in a moment.", {
       headers: { "Retry-After": String(retryAfter) },
     });
   }
@@ -50,9 +64,9 @@ export type OtpCheck = "ok" | "invalid" | "exhausted";
  * guesses cannot exceed the limit); the 5th wrong try voids the code. "exhausted": the newest code was
  * burnt by wrong tries and no newer one was asked for.
  */
-export async function checkOtp(accountId: string, code: string, now: number): Promise<OtpCheck> {
+export async function checkOtp(accountId: string, code: string, now: number, purpose: OtpPurpose = "verify"): Promise<OtpCheck> {
   const db = await getDb();
-  const [latest] = await db.select().from(otpCodes).where(eq(otpCodes.accountId, accountId))
+  const [latest] = await db.select().from(otpCodes).where(and(eq(otpCodes.accountId, accountId), ofPurpose(purpose)))
     .orderBy(desc(otpCodes.createdAt)).limit(1);
   if (!latest) return "invalid";
   if (latest.consumedAt) return latest.attempts >= OTP_MAX_ATTEMPTS ? "exhausted" : "invalid";

@@ -7,16 +7,18 @@ import { now as clockNow } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
 import { issueOtp } from "./otp";
+import { takeRegistrationSlot } from "./registration-throttle";
 
 export type RegisterInput = { email: string; password: string; fullName: string };
 
 /**
  * Creates an unverified account and emails its code. An address that already has an account, verified or not, is
- * `email_taken` and nothing changes (CONTRACT 2): replacing an unverified account's password would let a stranger set
+ * `email_taken` and nothing changes: replacing an unverified account's password would let a stranger set
  * the password its owner then verifies. The owner of an unverified account asks for a new code with resend-otp.
  */
-export async function registerAccount(input: RegisterInput, now = clockNow()) {
+export async function registerAccount(input: RegisterInput, source: { req?: Request } = {}, now = clockNow()) {
   await assertStrongPassword(input.password, [input.email, input.fullName]);
+  await takeRegistrationSlot(source.req, now);
   const db = await getDb();
   const passwordHash = await hashPassword(input.password);
   const [account] = await db.insert(accounts)

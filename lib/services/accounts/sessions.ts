@@ -1,8 +1,9 @@
 import "server-only";
-import { and, eq, gt, isNull, min } from "drizzle-orm";
-import { getDb, type Db, type Tx } from "@/db/client";
+import { and, eq, gt, isNull, min, sql } from "drizzle-orm";
+import { execRows, getDb, type Db, type Tx } from "@/db/client";
 import { accounts, refreshTokens } from "@/db/schema";
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from "@/lib/auth/tokens";
+import { clockOffsetMs } from "@/lib/clock";
 import { getConfig } from "@/lib/config";
 import { hashToken, randomToken } from "@/lib/crypto";
 import { AppError } from "@/lib/http/errors";
@@ -38,33 +39,48 @@ export async function issueTokenPair(accountId: string, now: number, family?: Fa
 const invalidRefresh = () => new AppError("invalid_token", "The refresh token is not valid: sign in again.");
 
 /**
+ * The database's clock, shared by every app instance: the rotation instant and the grace are both read from it, in the
+ * statements themselves, so a request that started (on its instance's clock) before the winning rotation but reached
+ * the row after it is never seen as arriving before that rotation. Tests move it with the test clock.
+ */
+const dbNow = () => sql`(clock_timestamp() + ${clockOffsetMs()}::double precision * interval '1 millisecond')`;
+
+/**
  * Exchanges a refresh token for a new pair. The rotation is one conditional UPDATE … WHERE rotated_at IS NULL
  * RETURNING, so of two concurrent refreshes with one token exactly one rotates it. The other (blocked on the row lock
- * until the winner commits) finds it rotated: within REFRESH_REUSE_GRACE_SECONDS of that rotation it gets a sibling
- * pair in the same family (both tabs end up signed in); later, a rotated token means it leaked, and its whole family
- * is revoked.
+ * until the winner commits) finds it rotated: within REFRESH_REUSE_GRACE_SECONDS of that rotation, by the database's
+ * clock, it gets a sibling pair in the same family (both tabs end up signed in); later, a rotated token means it
+ * leaked, and its whole family is revoked.
  */
 export async function rotateRefreshToken(refreshToken: string, now: number): Promise<TokenPair> {
   const db = await getDb();
   const tokenHash = hashToken(refreshToken);
   const at = new Date(now);
   const pair = await db.transaction(async (tx) => {
-    const [rotated] = await tx.update(refreshTokens).set({ rotatedAt: at })
+    const [rotated] = await tx.update(refreshTokens).set({ rotatedAt: dbNow() })
       .where(and(eq(refreshTokens.tokenHash, tokenHash), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt), gt(refreshTokens.expiresAt, at)))
       .returning({ accountId: refreshTokens.accountId, familyId: refreshTokens.familyId });
     if (!rotated) return null;
     return continueFamily(tx, rotated.accountId, rotated.familyId, now);
   });
   if (pair) return pair;
-  const [known] = await db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, tokenHash));
-  if (!known?.rotatedAt) throw invalidRefresh();
-  const sinceRotation = now - known.rotatedAt.getTime();
-  if (!known.revokedAt && known.expiresAt.getTime() > now && sinceRotation >= 0 && sinceRotation <= REFRESH_REUSE_GRACE_SECONDS * 1000) {
-    const sibling = await db.transaction((tx) => continueFamily(tx, known.accountId, known.familyId, now));
+  const [known] = await execRows<{ account_id: string; family_id: string; state: "unrotated" | "grace" | "reused" }>(
+    db,
+    sql`select account_id, family_id,
+          case when rotated_at is null then 'unrotated'
+               when revoked_at is null and expires_at > ${dbNow()}
+                 and ${dbNow()} - rotated_at <= ${REFRESH_REUSE_GRACE_SECONDS}::double precision * interval '1 second' then 'grace'
+               else 'reused' end as state
+        from refresh_tokens where token_hash = ${tokenHash}`,
+  );
+  if (!known || known.state === "unrotated") throw invalidRefresh();
+  if (known.state === "grace") {
+    const sibling = await db.transaction((tx) => continueFamily(tx, known.account_id, known.family_id, now));
     if (sibling) return sibling;
     throw invalidRefresh();
   }
-  await revokeFamily(known.familyId, now);
+  await db.update(refreshTokens).set({ revokedAt: dbNow() })
+    .where(and(eq(refreshTokens.familyId, known.family_id), isNull(refreshTokens.revokedAt)));
   throw invalidRefresh();
 }
 

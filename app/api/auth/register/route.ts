@@ -3,4 +3,4 @@ import { registerBody } from "@/lib/schemas/accounts";
 import { registerAccount } from "@/lib/services/accounts/register-account";
 
 // POST /api/auth/register – create an account and email its 6-digit code
-export const POST = route({ auth: false, body: registerBody }, async ({ body }) => created(await registerAccount(body)));
+export const POST = route({ auth: false, body: registerBody }, async ({ body, req }) => created(await registerAccount(body, { req })));
