@@ -10,6 +10,7 @@ import { groupCommit } from "@/lib/group-commit";
 import { AppError, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
+import { currentTraceparent } from "@/lib/observability/trace-context";
 import {
   assertWithinLimit,
   consumeRateLimit,
@@ -70,7 +71,7 @@ export async function enqueueRun(
 export async function enqueueRunWithToken(token: string, workflowId: string): Promise<{ run: EnqueuedRun; headers: Record<string, string> }> {
   const claims = await verifyAccessToken(token);
   const id = newId("run");
-  const row = await insertTokenRuns({ id, accountId: claims.accountId, issuedAtMs: claims.issuedAtMs, workflowId, limit: getConfig().runRateLimitPerMinute });
+  const row = await insertTokenRuns({ id, accountId: claims.accountId, issuedAtMs: claims.issuedAtMs, workflowId, limit: getConfig().runRateLimitPerMinute, traceparent: currentTraceparent() });
   const limit = row.limit;
   if (!limit.allowed) await accountForAccessToken(token); // 401 before 429; the refused hit was handed back with its batch
   assertWithinLimit(limit, `At most ${limit.limit} runs may be enqueued per minute: wait ${limit.resetSeconds} s and try again.`);
@@ -87,7 +88,7 @@ export async function enqueueRunWithToken(token: string, workflowId: string): Pr
   return { run, headers: rateLimitHeaders(limit) };
 }
 
-type TokenInsert = { id: string; accountId: string; issuedAtMs: number; workflowId: string; limit: number };
+type TokenInsert = { id: string; accountId: string; issuedAtMs: number; workflowId: string; limit: number; traceparent: string | null };
 type TokenInsertResult = { limit: RateLimitResult; accountOk: boolean; enqueuedAt: string | Date | null };
 type TokenInsertRow = {
   id: string;
@@ -129,13 +130,14 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
         slice_start: slices[ord].sliceStart,
         first_counted: slices[ord].firstCounted,
         rl_limit: item.limit,
+        traceparent: item.traceparent,
       })),
     );
     const rows = await execRows<TokenInsertRow>(
       db,
       sql`with req as (
             select * from jsonb_to_recordset(${batch}::jsonb)
-              as r(id text, account_id text, iat_ms numeric, workflow_id text, ord int, rl_key text, slice_start bigint, first_counted bigint, rl_limit int)
+              as r(id text, account_id text, iat_ms numeric, workflow_id text, ord int, rl_key text, slice_start bigint, first_counted bigint, rl_limit int, traceparent text)
           ), hit as (
             insert into rate_limits (key, window_start, count)
             select rl_key, slice_start, count(*)::int from req group by rl_key, slice_start order by rl_key, slice_start
@@ -157,8 +159,8 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
                 and (a.password_changed_at is null or floor(extract(epoch from a.password_changed_at) * 1000) < ranked.iat_ms), false) as account_ok
             from ranked left join accounts a on a.id = ranked.account_id
           ), ins as (
-            insert into runs (id, workflow_id, account_id, workflow_version, graph)
-            select c.id, w.id, w.account_id, w.version, w.graph
+            insert into runs (id, workflow_id, account_id, workflow_version, graph, traceparent)
+            select c.id, w.id, w.account_id, w.version, w.graph, c.traceparent
             from checked c join workflows w on w.id = c.workflow_id and w.account_id = c.account_id and w.deleted_at is null
             where c.account_ok and c.earlier + c.rank <= c.rl_limit
             order by c.ord
@@ -222,9 +224,9 @@ async function insertSnapshot(db: Db, accountId: string, workflowId: string, opt
   const body = options.triggerBody === undefined ? null : JSON.stringify(options.triggerBody);
   const [row] = await execRows<{ enqueued_at: string | Date }>(
     db,
-    sql`insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body)
+    sql`insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body, traceparent)
         select ${id}, w.id, w.account_id, w.version, w.graph, ${options.trigger ?? "manual"}, ${options.mode ?? "live"},
-               ${options.untilNodeId ?? null}, ${body}::jsonb
+               ${options.untilNodeId ?? null}, ${body}::jsonb, ${currentTraceparent()}
         from workflows w
         where w.id = ${workflowId} and w.account_id = ${accountId} and w.deleted_at is null
         returning enqueued_at`,
@@ -292,9 +294,9 @@ async function insertKeyedRun(
             where idempotency_keys.created_at <= now() - interval '24 hours'
           returning resource_id
         ), ins as (
-          insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body)
+          insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body, traceparent)
           select ${id}, t.id, t.account_id, t.version, t.graph, ${options.trigger ?? "manual"}, ${options.mode ?? "live"},
-                 ${options.untilNodeId ?? null}, ${body}::jsonb
+                 ${options.untilNodeId ?? null}, ${body}::jsonb, ${currentTraceparent()}
           from target t join claim on true
           returning enqueued_at
         )
