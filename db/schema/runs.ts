@@ -55,6 +55,8 @@ export const runs = pgTable("runs", {
   executorKey: integer("executor_key"),
   /** Set when RUN_OUTPUT_RETENTION_DAYS dropped the node outputs and per-email records: output endpoints answer 410. */
   outputsExpiredAt: ts("outputs_expired_at"),
+  /** The W3C `traceparent` of the request that enqueued the run: its spans are that trace's children. */
+  traceparent: text("traceparent"),
 }, (t) => [
   uniqueIndex("runs_seq_key").on(t.seq),
   index("runs_workflow_queue_idx").on(t.workflowId, t.status, t.seq),
@@ -63,6 +65,8 @@ export const runs = pgTable("runs", {
   index("runs_outputs_retention_idx").on(t.completedAt).where(sql`outputs_expired_at is null`),
   // The backstop of per-workflow serialization: at most one RUNNING run per workflow.
   uniqueIndex("runs_one_running_per_workflow").on(t.workflowId).where(sql`status = 'RUNNING'`),
+  // The queue as a whole (pending gauge, oldest pending age, lost wake-ups) costs the queue's size, not the history's.
+  index("runs_pending_idx").on(t.enqueuedAt).where(sql`status = 'PENDING'`),
 ]);
 
 export const nodeResults = pgTable("node_results", {

@@ -1,6 +1,7 @@
 import "server-only";
 import { APICallError, generateText, NoObjectGeneratedError, Output, RetryError } from "ai";
 import { sanitizeProviderMessage } from "@/lib/net/provider-message";
+import { observeAiCall } from "@/lib/observability/ai";
 import { languageModel } from "./model";
 import { outputSchema, type DeclaredOutput } from "./output-schema";
 import type { AiSettings } from "./settings";
@@ -32,7 +33,7 @@ export type StructuredCall = {
 export async function generateStructured(call: StructuredCall): Promise<Record<string, unknown>> {
   const timeoutMs = call.timeoutMs ?? aiCallPolicy.timeoutMs;
   try {
-    const result = await generateText({
+    const result = await observeAiCall({ provider: call.settings.provider, model: call.modelId }, () => generateText({
       model: languageModel(call.settings, call.modelId),
       system: call.system,
       prompt: call.prompt,
@@ -42,7 +43,7 @@ export async function generateStructured(call: StructuredCall): Promise<Record<s
       abortSignal: AbortSignal.timeout(timeoutMs),
       // Declared `array`/`object` outputs have open element types, which OpenAI's strict mode refuses.
       providerOptions: { openai: { strictJsonSchema: false } },
-    });
+    }));
     return result.output as Record<string, unknown>;
   } catch (error) {
     throw new AiCallError(describeAiError(error, timeoutMs), { cause: error });

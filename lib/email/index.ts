@@ -1,5 +1,6 @@
 import "server-only";
 import { getConfig, type Config } from "@/lib/config";
+import { instrumentSender } from "@/lib/observability/send";
 import { createMailboxSender } from "./mailbox-sender";
 import { createResendSender } from "./resend-sender";
 import type { EmailSender } from "./types";
@@ -15,7 +16,7 @@ let made: { config: Config; sender: EmailSender } | undefined;
  */
 export function getEmailSender(): EmailSender {
   const config = getConfig();
-  if (made?.config !== config) made = { config, sender: makeSender(config) };
+  if (made?.config !== config) made = { config, sender: instrumentSender(makeSender(config)) };
   return made.sender;
 }
 

@@ -161,6 +161,11 @@ export class EmbeddedExecutor {
     }
   }
 
+  /** Slots working on a workflow's queue now, and the slots there are (the executor-slots metrics). */
+  slotUsage(): { busy: number; slots: number } {
+    return { busy: this.running, slots: this.options.concurrency };
+  }
+
   /** Resolves when no job is running or waiting (tests and benchmarks). */
   idle(): Promise<void> {
     if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();

@@ -8,6 +8,7 @@ import type { NodePorts } from "@/lib/nodes/ports";
 import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome } from "@/lib/nodes/types";
 import { forgetRuntimes, guard, noteBeat } from "./node-step";
+import { noteNodeItems, observeNode, observeRun, runFinishedMetric, type RunEnd } from "./observe-run";
 import type { StopReason } from "./run-control";
 import type { Finalized, RunStore, StoredRun } from "./run-store";
 import { namedOutputs, type RunInfo } from "./runtime";
@@ -63,6 +64,13 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
   const run = claimed ?? (await store.loadRun(runId));
   if (!run || run.status !== "RUNNING") return;
   if (claimed) noteBeat(runId);
+  await observeRun(run, (started) => executeLoaded(step, deps, run, started));
+}
+
+/** executeRun's work on the loaded run; says how it ended (finalized, or handed back) for its span and metrics. */
+async function executeLoaded(step: Step, deps: EngineDeps, run: StoredRun, started: number): Promise<RunEnd> {
+  const { store } = deps;
+  const runId = run.runId;
   if (!run.started) {
     await step.run("start", async () => {
       await store.startRun(run);
@@ -83,7 +91,7 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
     // Checked before every node wave (and before every email batch group, in runNode): cancel and SIGTERM stop here.
     stopped = await store.stopReason(runId);
     if (stopped) break;
-    const results = await Promise.all(wave.map((id) => runNode(step, deps, execution, byId.get(id)!)));
+    const results = await Promise.all(wave.map((id) => observeNode(byId.get(id)!, () => runNode(step, deps, execution, byId.get(id)!))));
     wave.forEach((id, i) => {
       summaries.set(id, results[i]);
       if (results[i].status === "STOPPED") stopped = results[i].stop ?? "cancel";
@@ -97,24 +105,33 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
     // SIGTERM/SIGINT: the run stays RUNNING, released so the next process (or another instance) resumes it at once.
     await store.release(runId);
     forgetRuntimes(store, runId);
-    return;
+    return { status: "released" };
   }
-  await step.run("finalize", () => finishRun(deps, run, order, reason === "cancel"));
+  const end = await step.run("finalize", () => finishRun(deps, run, order, reason === "cancel", started));
   forgetRuntimes(store, runId);
+  return end;
 }
 
 /**
  * Finalizes the run; only the call that moved it out of RUNNING announces it (webhooks) and wakes the workflow's next
  * run. A failed announcement or wake-up is logged, never fatal: the sweep repairs a lost wake-up.
  */
-async function finishRun(deps: EngineDeps, run: RunInfo, order: string[], cancelled: boolean): Promise<{ status: "SUCCESS" | "FAILED" }> {
+async function finishRun(
+  deps: EngineDeps,
+  run: RunInfo,
+  order: string[],
+  cancelled: boolean,
+  started: number,
+): Promise<{ status: "SUCCESS" | "FAILED"; changed: boolean }> {
   const finalized = await deps.store.finalize(run, order, { cancelled });
-  if (!finalized.changed) return { status: finalized.status };
+  if (!finalized.changed) return { status: finalized.status, changed: false };
+  // Counted here, inside the finalize step, so a replayed step (Inngest) never counts a run twice.
+  runFinishedMetric(run, finalized.status, started);
   if (finalized.hasWebhooks && deps.runFinished) {
     await deps.runFinished(run, finalized).catch((e) => log.error("could not enqueue run webhooks", { runId: run.runId, error: e }));
   }
   await deps.wake(run.workflowId).catch((e) => log.error("wake-up failed (the sweep will repair it)", { workflowId: run.workflowId, error: e }));
-  return { status: finalized.status };
+  return { status: finalized.status, changed: true };
 }
 
 
@@ -213,6 +230,7 @@ async function finishNode(store: RunStore, run: RunInfo, node: GraphNode, outcom
   const dead = await deadTargets(store, run, node, outcome.output);
   const items = outcome.itemsOut !== undefined ? ` (${outcome.itemsOut} item${outcome.itemsOut === 1 ? "" : "s"})` : "";
   const logMessages = [...(outcome.log ? [outcome.log] : []), `Node "${node.id}" succeeded${items}`];
+  noteNodeItems(outcome.itemsIn, outcome.itemsOut);
   await store.nodeSucceeded(run.runId, node.id, { output: outcome.output, itemsIn: outcome.itemsIn, itemsOut: outcome.itemsOut, logMessages });
   return { status: "SUCCESS", deadTargets: dead };
 }

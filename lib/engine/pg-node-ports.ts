@@ -3,6 +3,7 @@ import type { Db } from "@/db/client";
 import { findUpload, findUploadWithRows, readUploadRows, type UploadPrefetch } from "@/db/queries/upload-rows";
 import { loadAiSettings } from "@/lib/ai/settings";
 import { acquireSendSlot, reportRateLimit, slotStatement } from "@/lib/email/pacing";
+import { metrics } from "@/lib/observability/metrics";
 import * as ledger from "@/db/queries/send-ledger";
 import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
@@ -72,7 +73,7 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       },
     },
     pacing: {
-      acquire: (key, rate, shouldStop) => acquireSendSlot(volatile, key, rate, shouldStop),
+      acquire: (key, rate, shouldStop) => metrics.timeSendSlot(acquireSendSlot(volatile, key, rate, shouldStop)),
       report: (key, rate, info, status) => reportRateLimit(volatile, key, rate, info, status),
     },
   };

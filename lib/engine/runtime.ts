@@ -18,11 +18,13 @@ export type RunInfo = {
   ledgerRunId?: string;
   /** An inbound hook's body (the TRIGGER's output is `{ body }`); undefined for other triggers. */
   triggerBody?: unknown;
+  /** The W3C trace context of the request that enqueued the run: its spans are that trace's children. */
+  traceparent?: string | null;
 };
 
 /** The columns of `runs` a run's snapshot is read from (by the claim and by loadRun): see runFromRow. */
 export const RUN_COLUMNS =
-  "id, workflow_id, account_id, graph, workflow_version, mode, trigger, until_node_id, coalesce(chain_root_id, id) as ledger_run_id, trigger_body";
+  "id, workflow_id, account_id, graph, workflow_version, mode, trigger, until_node_id, coalesce(chain_root_id, id) as ledger_run_id, trigger_body, traceparent";
 
 export type RunRow = {
   id: string;
@@ -35,6 +37,7 @@ export type RunRow = {
   until_node_id?: string | null;
   ledger_run_id?: string;
   trigger_body?: unknown;
+  traceparent?: string | null;
 };
 
 /** A run's snapshot from a row selected with RUN_COLUMNS. */
@@ -50,6 +53,7 @@ export function runFromRow(row: RunRow): RunInfo & { version: number } {
     untilNodeId: row.until_node_id ?? null,
     ledgerRunId: row.ledger_run_id,
     triggerBody: row.trigger_body ?? undefined,
+    traceparent: row.traceparent ?? null,
   };
 }
 

@@ -1,6 +1,7 @@
 import "server-only";
 import type { z, ZodType } from "zod";
 import type { AuthenticatedAccount } from "@/lib/auth/authenticate";
+import { observeRequest } from "@/lib/observability/http";
 import { authorize } from "./authorize";
 import { AppError, notFound } from "./errors";
 import { errorResponse, formatPath, zodErrorItems } from "./problem";
@@ -42,8 +43,9 @@ export function route<
   P extends ZodType | undefined = undefined,
   A extends boolean = boolean,
 >(options: RouteOptions<B, Q, P, A>, handler: (ctx: HandlerContext<B, Q, P, A>) => Promise<Response>) {
-  return async (req: Request, context: RouteContext): Promise<Response> => {
-    const url = new URL(req.url);
+  // Every request is counted (route pattern, status, duration) and runs with its trace context (observeRequest).
+  return (req: Request, context: RouteContext): Promise<Response> => observeRequest(req, context?.params, (url) => handle(req, context, url));
+  async function handle(req: Request, context: RouteContext, url: URL): Promise<Response> {
     try {
       const rawParams = (await context?.params) ?? {};
       const params = options.params ? parseOrThrow(options.params, rawParams, []) : rawParams;
@@ -60,7 +62,7 @@ export function route<
     } catch (error) {
       return errorResponse(error, { method: req.method, path: url.pathname });
     }
-  };
+  }
 }
 
 function parseOrThrow<T extends ZodType>(schema: T, value: unknown, prefix: (string | number)[]): z.output<T> {

@@ -12,6 +12,7 @@ import { assertScope } from "@/lib/http/authorize";
 import { AppError, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
+import { currentTraceparent } from "@/lib/observability/trace-context";
 import {
   assertWithinLimit,
   consumeRateLimit,
@@ -73,7 +74,7 @@ export async function enqueueRunWithToken(token: string, workflowId: string): Pr
   if (isApiKeyToken(token)) return enqueueRunWithApiKey(token, workflowId);
   const claims = await verifyAccessToken(token);
   const id = newId("run");
-  const row = await insertTokenRuns({ id, accountId: claims.accountId, issuedAtMs: claims.issuedAtMs, workflowId, limit: getConfig().runRateLimitPerMinute });
+  const row = await insertTokenRuns({ id, accountId: claims.accountId, issuedAtMs: claims.issuedAtMs, workflowId, limit: getConfig().runRateLimitPerMinute, traceparent: currentTraceparent() });
   const limit = row.limit;
   if (!limit.allowed) await accountForAccessToken(token); // 401 before 429; the refused hit was handed back with its batch
   assertWithinLimit(limit, `At most ${limit.limit} runs may be enqueued per minute: wait ${limit.resetSeconds} s and try again.`);
@@ -105,7 +106,7 @@ async function enqueueRunWithApiKey(token: string, workflowId: string): Promise<
   if (facts.grant.workflowIds && !facts.grant.workflowIds.includes(workflowId)) throw notFound("Workflow");
   const id = newId("run");
   const limit = getConfig().runRateLimitPerMinute;
-  const row = await insertTokenRuns({ id, accountId: facts.accountId, issuedAtMs: 0, keyId: facts.grant.id, workflowId, limit });
+  const row = await insertTokenRuns({ id, accountId: facts.accountId, issuedAtMs: 0, keyId: facts.grant.id, workflowId, limit, traceparent: currentTraceparent() });
   if (!row.limit.allowed) await accountForApiKey(token); // 401 before 429
   assertWithinLimit(row.limit, `At most ${row.limit.limit} runs may be enqueued per minute: wait ${row.limit.resetSeconds} s and try again.`);
   let run: EnqueuedRun;
@@ -123,7 +124,7 @@ async function enqueueRunWithApiKey(token: string, workflowId: string): Promise<
 }
 
 /** `keyId`: the request came with that API key (then `issuedAtMs` is unused, and the key's state is checked). */
-type TokenInsert = { id: string; accountId: string; issuedAtMs: number; keyId?: string; workflowId: string; limit: number };
+type TokenInsert = { id: string; accountId: string; issuedAtMs: number; keyId?: string; workflowId: string; limit: number; traceparent: string | null };
 type TokenInsertResult = { limit: RateLimitResult; accountOk: boolean; keyStale: boolean; enqueuedAt: string | Date | null };
 type TokenInsertRow = {
   id: string;
@@ -167,13 +168,14 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
         slice_start: slices[ord].sliceStart,
         first_counted: slices[ord].firstCounted,
         rl_limit: item.limit,
+        traceparent: item.traceparent,
       })),
     );
     const rows = await execRows<TokenInsertRow>(
       db,
       sql`with req as (
             select * from jsonb_to_recordset(${batch}::jsonb)
-              as r(id text, account_id text, iat_ms numeric, key_id text, workflow_id text, ord int, rl_key text, slice_start bigint, first_counted bigint, rl_limit int)
+              as r(id text, account_id text, iat_ms numeric, key_id text, workflow_id text, ord int, rl_key text, slice_start bigint, first_counted bigint, rl_limit int, traceparent text)
           ), hit as (
             insert into rate_limits (key, window_start, count)
             select rl_key, slice_start, count(*)::int from req group by rl_key, slice_start order by rl_key, slice_start
@@ -198,8 +200,8 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
             from ranked left join accounts a on a.id = ranked.account_id
               left join api_keys k on k.id = ranked.key_id and k.account_id = ranked.account_id
           ), ins as (
-            insert into runs (id, workflow_id, account_id, workflow_version, graph)
-            select c.id, w.id, w.account_id, w.version, w.graph
+            insert into runs (id, workflow_id, account_id, workflow_version, graph, traceparent)
+            select c.id, w.id, w.account_id, w.version, w.graph, c.traceparent
             from checked c join workflows w on w.id = c.workflow_id and w.account_id = c.account_id and w.deleted_at is null
             where c.account_ok and c.earlier + c.rank <= c.rl_limit
             order by c.ord
@@ -263,9 +265,9 @@ async function insertSnapshot(db: Db, accountId: string, workflowId: string, opt
   const body = options.triggerBody === undefined ? null : JSON.stringify(options.triggerBody);
   const [row] = await execRows<{ enqueued_at: string | Date }>(
     db,
-    sql`insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body)
+    sql`insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body, traceparent)
         select ${id}, w.id, w.account_id, w.version, w.graph, ${options.trigger ?? "manual"}, ${options.mode ?? "live"},
-               ${options.untilNodeId ?? null}, ${body}::jsonb
+               ${options.untilNodeId ?? null}, ${body}::jsonb, ${currentTraceparent()}
         from workflows w
         where w.id = ${workflowId} and w.account_id = ${accountId} and w.deleted_at is null
         returning enqueued_at`,
@@ -333,9 +335,9 @@ async function insertKeyedRun(
             where idempotency_keys.created_at <= now() - interval '24 hours'
           returning resource_id
         ), ins as (
-          insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body)
+          insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body, traceparent)
           select ${id}, t.id, t.account_id, t.version, t.graph, ${options.trigger ?? "manual"}, ${options.mode ?? "live"},
-                 ${options.untilNodeId ?? null}, ${body}::jsonb
+                 ${options.untilNodeId ?? null}, ${body}::jsonb, ${currentTraceparent()}
           from target t join claim on true
           returning enqueued_at
         )
