@@ -1,4 +1,4 @@
-import { index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { doublePrecision, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { createdAt, ts } from "./columns";
 
 export const accounts = pgTable("accounts", {
@@ -15,6 +15,13 @@ export const accounts = pgTable("accounts", {
   /** AES-256-GCM ciphertext (see lib/auth/crypto). */
   aiKeyEncrypted: text("ai_key_encrypted"),
   aiKeyLast4: text("ai_key_last4"),
+  /** AI pacing and prices (PUT /api/account/ai-provider); null: not set. */
+  aiRequestsPerMinute: integer("ai_requests_per_minute"),
+  aiTokensPerMinute: integer("ai_tokens_per_minute"),
+  aiMaxConcurrency: integer("ai_max_concurrency"),
+  aiInputPricePerMillion: doublePrecision("ai_input_price_per_million"),
+  aiOutputPricePerMillion: doublePrecision("ai_output_price_per_million"),
+  aiMaxCostPerRunUsd: doublePrecision("ai_max_cost_per_run_usd"),
   createdAt: createdAt(),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 }, (t) => [uniqueIndex("accounts_email_key").on(t.email)]);

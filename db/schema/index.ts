@@ -8,3 +8,4 @@ export * from "./sending";
 export * from "./triggers";
 export * from "./tus-uploads";
 export * from "./api-keys";
+export * from "./ai";

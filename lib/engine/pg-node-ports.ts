@@ -5,6 +5,7 @@ import { loadAiSettings } from "@/lib/ai/settings";
 import { acquireSendSlot, reportRateLimit, slotStatement } from "@/lib/email/pacing";
 import { metrics } from "@/lib/observability/metrics";
 import * as ledger from "@/db/queries/send-ledger";
+import * as answers from "@/db/queries/answer-ledger";
 import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
 
@@ -75,6 +76,17 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
     pacing: {
       acquire: (key, rate, shouldStop) => metrics.timeSendSlot(acquireSendSlot(volatile, key, rate, shouldStop)),
       report: (key, rate, info, status) => reportRateLimit(volatile, key, rate, info, status),
+    },
+    answers: {
+      record: (key, requests, options) => answers.recordRequests(db, key, requests, options),
+      pending: (key, from, to) => answers.pendingItems(db, key, from, to),
+      settle: (key, record) => answers.settleItem(db, key, record),
+      skipPending: (key, error) => answers.skipPendingItems(db, key, error),
+      totals: (key) => answers.answerTotals(db, key),
+      read: (key, from, to) => answers.readItems(db, key, from, to),
+      // Progress is what the canvas shows: a lost write waits for the next one.
+      writeProgress: (execRunId, nodeId, progress) =>
+        answers.writeAiProgress(volatile, execRunId, nodeId, progress).catch((error) => log.warn("could not write an AI node's progress", { runId: execRunId, error })),
     },
   };
 }

@@ -22,6 +22,10 @@ export function notAListProblem(node: NodeInfo, ref: TemplateRef): string | unde
       return `${ref.raw} is not a list: a ${node.type} offers ${lists.map((f) => `{{${name}.${f}}}`).join(" or ")}`;
     }
     case "AI": {
+      if (typeof node.data?.forEach === "string" && node.data.forEach) {
+        if (first === "items" && rest.length === 0) return undefined;
+        return `${ref.raw} is not a list: an AI node with forEach offers {{${name}.items}}`;
+      }
       const outputs = Array.isArray(node.data?.output) ? (node.data.output as { name?: unknown; type?: unknown }[]) : null;
       if (first === undefined) return `${ref.raw} is an object, not a list; name one of its array outputs`;
       if (!outputs) return undefined;
@@ -44,8 +48,9 @@ export type ColumnProblem = { path: string; nodeId: string; message: string };
 type RawNode = { index: number; id: string; type: unknown; data: Record<string, unknown> };
 
 /**
- * `{{item.x}}` in an OUTPUT's to/subject/body must be a column of the upload its `forEach` rows come from, when
- * that is knowable: forEach names a DATA_SOURCE's rows, or a FILTER (chain) whose source does. Read from the raw
+ * `{{item.x}}` in an OUTPUT's to/subject/body (an AI's prompt/system) must be a column of the upload its `forEach` rows
+ * come from, when that is knowable: forEach names a DATA_SOURCE's rows, or a FILTER or AI (chain) whose source does
+ * (an AI node's items also have its declared outputs). Read from the raw
  * graph like the upload check, so it also runs beside a graph's other problems.
  */
 export function itemColumnProblems(input: unknown, uploads: Map<string, UploadColumns>): ColumnProblem[] {
@@ -53,10 +58,11 @@ export function itemColumnProblems(input: unknown, uploads: Map<string, UploadCo
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const problems: ColumnProblem[] = [];
   for (const node of nodes) {
-    if (node.type !== "OUTPUT") continue;
+    const fields = node.type === "OUTPUT" ? ["to", "subject", "body"] : node.type === "AI" ? ["prompt", "system"] : [];
+    if (fields.length === 0) continue;
     const upload = rowsUpload(node.data.forEach, byId, uploads, 0);
     if (!upload) continue;
-    for (const field of ["to", "subject", "body"]) {
+    for (const field of fields) {
       const text = node.data[field];
       if (typeof text !== "string") continue;
       const flagged = new Set<string>();
@@ -84,6 +90,12 @@ function rowsUpload(template: unknown, byId: Map<string, RawNode>, uploads: Map<
   if (!node || ref.path.length !== 1) return undefined;
   if (node.type === "DATA_SOURCE" && ref.path[0] === "rows" && typeof node.data.uploadId === "string") return uploads.get(node.data.uploadId);
   if (node.type === "FILTER" && ref.path[0] === "items") return rowsUpload(node.data.source, byId, uploads, depth + 1);
+  if (node.type === "AI" && ref.path[0] === "items") {
+    // An AI node's items are its forEach elements with the declared fields added.
+    const rows = rowsUpload(node.data.forEach, byId, uploads, depth + 1);
+    const declared = Array.isArray(node.data.output) ? node.data.output.flatMap((o: unknown) => (isRecord(o) && typeof o.name === "string" ? [o.name] : [])) : [];
+    return rows && { filename: rows.filename, columns: [...rows.columns, ...declared.filter((name) => !rows.columns.includes(name))] };
+  }
   return undefined;
 }
 

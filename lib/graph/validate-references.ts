@@ -31,12 +31,18 @@ export function checkNodeReferences(node: NodeInfo, byId: Map<string, NodeInfo>,
     const text = node.data[field];
     if (typeof text !== "string") continue;
     const path = `graph.nodes[${node.index}].data.${field}`;
-    checkTemplate(text, kind, path, node.id, byId, ancestors(node.id), report);
+    // An AI node has an item only when it runs once per element of its forEach.
+    const scope = kind === "item" && node.type === "AI" && !hasForEach(node.data) ? "text" : kind;
+    checkTemplate(text, scope, path, node.id, byId, ancestors(node.id), report);
   }
   for (const field of EXPRESSION_FIELDS[node.type]) {
     const path = `graph.nodes[${node.index}].data.${field}`;
     checkExpression(node.data[field] as string, path, node.id, "filter", byId, ancestors(node.id), report);
   }
+}
+
+function hasForEach(data: Record<string, unknown>): boolean {
+  return typeof data.forEach === "string" && data.forEach.length > 0;
 }
 
 function checkTemplate(
@@ -64,7 +70,9 @@ function checkTemplate(
   }
   for (const ref of refs) {
     if (ref.root === "item") {
-      if (kind !== "item") report("invalid_template", path, `${ref.raw}: item only exists in an OUTPUT node's to, subject and body`, nodeId);
+      if (kind !== "item") {
+        report("invalid_template", path, `${ref.raw}: item only exists in an OUTPUT node's to, subject and body, and in the prompt and system of an AI node with forEach`, nodeId);
+      }
     } else if (ref.root === "unsubscribeUrl" && ref.path.length === 0) {
       if (kind !== "item" || field !== "body") report("invalid_template", path, `${ref.raw} only exists in an OUTPUT node's body`, nodeId);
     } else if (!byId.has(ref.root)) {

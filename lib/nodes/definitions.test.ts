@@ -84,7 +84,7 @@ describe("node definitions", () => {
     expect(TEMPLATE_FIELDS).toEqual({
       TRIGGER: {},
       DATA_SOURCE: {},
-      AI: { prompt: "text", system: "text" },
+      AI: { forEach: "lone", prompt: "item", system: "item" },
       FILTER: { source: "lone" },
       OUTPUT: { forEach: "lone", to: "item", subject: "item", body: "item" },
     });
@@ -98,7 +98,8 @@ describe("node definitions", () => {
     expect(line("DATA_SOURCE", { driveFileId: "f" })).toBe("Drive file f");
     expect(line("FILTER", { expr: "a > 1" })).toBe("where a > 1");
     expect(line("OUTPUT", {})).toBe("Compose the email");
-    expect(nodeDefinition("AI").outputFields({ output: [{ name: "score" }, null, { name: "" }] })).toEqual(["score"]);
+    expect(nodeDefinition("AI").outputFields({ output: [{ name: "score" }, null, { name: "" }] })).toEqual(["score", "usage"]);
+    expect(nodeDefinition("AI").outputFields({ forEach: "{{src.rows}}", output: [{ name: "score" }] })).toEqual(["items", "count", "failed", "usage"]);
   });
 });
 

@@ -121,10 +121,72 @@ export interface SendPacing {
   report(key: string, ratePerSecond: number, info: RateLimitInfo | undefined, status?: number | null): Promise<void>;
 }
 
+/** An AI item's state in the answer ledger. */
+export type AnswerStatus = "pending" | "done" | "failed" | "skipped";
+
+/** One item's row of the answer ledger. */
+export type AnswerRow = {
+  itemIndex: number;
+  status: AnswerStatus;
+  output: Record<string, unknown> | null;
+  error: string | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  costUsd: number | null;
+  reused: boolean;
+};
+
+/** What a node's items cost so far: paid calls only (a reused answer costs nothing); `costUsd` null when unpriced. */
+export type AnswerTotals = {
+  counts: Record<AnswerStatus, number>;
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number | null;
+};
+
+/** A recorded answer (or a failure) of one item, for the request of hash `hash`. */
+export type AnswerRecord = {
+  itemIndex: number;
+  hash: string;
+  output?: Record<string, unknown>;
+  error?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number | null;
+};
+
+/**
+ * The answer ledger (AI): one record per (ledger run, node, item) with the hash of the request asked, so a resumed or
+ * retried node never asks again for an item answered with the same hash (PostgreSQL: db/queries/answer-ledger.ts).
+ * The key is the send ledger's: `runId` is the first run of the retry chain.
+ */
+export interface AnswerLedger {
+  /**
+   * Records every item's request (idempotent per item): an item whose hash changed, or that failed or was skipped in an
+   * earlier attempt, becomes pending again; `reuseDays`: a pending item whose identical request the account had
+   * answered within that many days takes that answer (reused, no cost).
+   */
+  record(key: LedgerKey, requests: { itemIndex: number; hash: string }[], options?: { reuseDays?: number }): Promise<void>;
+  /** Indexes of the pending items in [from, to). */
+  pending(key: LedgerKey, from: number, to: number): Promise<number[]>;
+  /** An answer (with `output`) or a failure (with `error`), recorded only while the item's hash is still `hash`. */
+  settle(key: LedgerKey, record: AnswerRecord): Promise<void>;
+  /** Items still pending become skipped (the node stopped: cap, quota, a failed item). */
+  skipPending(key: LedgerKey, error: string): Promise<void>;
+  totals(key: LedgerKey): Promise<AnswerTotals>;
+  /** Rows of items [from, to), in order. */
+  read(key: LedgerKey, from: number, to: number): Promise<AnswerRow[]>;
+  /** The running node's `progress: { done, total }`. */
+  writeProgress(execRunId: string, nodeId: string, progress: { done: number; total: number }): Promise<void>;
+}
+
 export interface NodePorts {
   uploads: UploadReader;
   /** The account's AI provider settings with the key decrypted, or null when none is configured. */
   aiSettings(accountId: string): Promise<AiSettings | null>;
   ledger: SendLedger;
   pacing: SendPacing;
+  /** The AI node's answer ledger. */
+  answers: AnswerLedger;
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { accounts, uploads, workflows } from "@/db/schema";
 import { aiCallPolicy } from "@/lib/ai/generate";
+import { aiItemPolicy } from "@/lib/nodes/ai/run-items";
 import { encryptSecret } from "@/lib/crypto";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { simulateRun } from "@/lib/graph/plan";
@@ -214,6 +215,7 @@ describe("AI nodes (real AI SDK against a local OpenAI-compatible server)", () =
         { email: "cy@example.com", name: "Cy" },
       ],
       summary: "Thank you!",
+      usage: { calls: 1, inputTokens: 10, outputTokens: 10, costUsd: null },
     });
     expect(resend.emails().map((e) => [e.to[0], e.subject, e.text])).toEqual([
       ["ann@example.com", "Thank you!", "Dear Ann"],
@@ -241,18 +243,23 @@ describe("AI nodes (real AI SDK against a local OpenAI-compatible server)", () =
     expect(run.nodes.out.status).toBe("SKIPPED");
   });
 
-  it("gives up on a provider that does not answer within the timeout", async () => {
+  it("waits out a provider that does not answer within the timeout, then fails when the AI budget is spent", async () => {
     const { id, token } = await accountWithAi();
     const uploadId = await insertUpload(id, ["name", "email", "rating"], people);
     const saved = aiCallPolicy.timeoutMs;
+    const policy = { ...aiItemPolicy };
     aiCallPolicy.timeoutMs = 500;
-    ai.hangNext(5);
+    Object.assign(aiItemPolicy, { budgetMs: 1_200, backoffMs: 10, maxBackoffMs: 20 });
+    ai.hangNext(100);
     try {
+      const before = ai.requests.length;
       const run = await runToEnd(executor, token, await insertWorkflow(id, aiGraph(uploadId)));
       expect(run.status).toBe("FAILED");
-      expect(run.nodes.ai.error).toMatch(/^The AI provider did not answer within 0.5 s/);
+      expect(run.nodes.ai.error).toMatch(/^The AI provider kept failing for .* \(AI_BUDGET_MINUTES; last answer: The AI provider did not answer within 0.5 s\): 0 of 1 items are done/);
+      expect(ai.requests.length - before).toBeGreaterThanOrEqual(2); // asked again before giving up
     } finally {
       aiCallPolicy.timeoutMs = saved;
+      Object.assign(aiItemPolicy, policy);
       ai.hangNext(0);
     }
   });

@@ -33,4 +33,5 @@ export const unavailablePorts: NodePorts = {
   aiSettings: unavailable,
   ledger: new Proxy({} as NodePorts["ledger"], { get: () => unavailable }),
   pacing: { acquire: unavailable, report: unavailable },
+  answers: new Proxy({} as NodePorts["answers"], { get: () => unavailable }),
 };

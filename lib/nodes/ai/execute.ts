@@ -1,36 +1,86 @@
 import "server-only";
-import { AiCallError, generateStructured } from "@/lib/ai/generate";
-import { resolveModelId } from "@/lib/ai/model";
-import type { DeclaredOutput } from "@/lib/ai/output-schema";
-import { renderTemplateString, TemplateError } from "@/lib/graph/templates";
+import { getConfig } from "@/lib/config";
+import { sliceClock } from "@/lib/slices";
 import { NodeError, type NodeExecutor, type NodeRuntime } from "../types";
+import type { AnswerTotals } from "../ports";
+import { aiData, answerKey, fmt, mergeItem, prepare } from "./items";
+import { noteStart, runItems, type BatchContext } from "./run-items";
 
-type AiData = { prompt: string; output: DeclaredOutput[]; model?: string; system?: string; temperature?: number };
+/** Items per durable step: the engine runs a few steps at once and checks cancel between groups of them. */
+export const AI_ITEMS_PER_BATCH = 100;
+/** Ledger rows read per statement when the node's output is assembled. */
+const READ_PAGE = 2_000;
 
+/**
+ * AI runs like OUTPUT, as several durable steps over one ledger. The first renders every item's request and records
+ * its hash in the answer ledger (items answered before for the same hash stay answered); then one step per 100 items
+ * asks the model for those still pending (paced, retried within the AI budget, each answer recorded as it arrives);
+ * `complete` builds the output from the ledger. Without `forEach` the node is one item: its output is the declared
+ * fields. Both forms carry `usage`.
+ */
 export const aiExecutor: NodeExecutor<"AI"> = {
   async execute(node, rt) {
-    const data = node.data as AiData;
-    const settings = await rt.ports.aiSettings(rt.accountId);
-    if (!settings) throw new NodeError("AI provider key not configured: add one under Settings → AI provider.");
-    const modelId = resolveModelId(settings, data.model);
-    if (!modelId) throw new NodeError("No AI model chosen: set one on this node or in Settings → AI provider.");
-    const prompt = render(data.prompt, "prompt", rt);
-    const system = data.system ? render(data.system, "system", rt) : undefined;
-    try {
-      const output = await generateStructured({ settings, modelId, prompt, system, temperature: data.temperature, outputs: data.output });
-      return { kind: "done", output };
-    } catch (error) {
-      if (error instanceof AiCallError) throw new NodeError(error.message, { cause: error });
-      throw error;
+    const prep = await prepare(node, rt);
+    noteStart(rt);
+    const requests: { itemIndex: number; hash: string }[] = new Array(prep.count);
+    const clock = sliceClock();
+    for (let i = 0; i < prep.count; i++) {
+      if (clock.due()) await clock.yield();
+      requests[i] = { itemIndex: i, hash: prep.render(i).hash };
     }
+    const key = answerKey(node, rt);
+    await rt.ports.answers.record(key, requests, { reuseDays: aiData(node).reuseAnswersDays });
+    await rt.ports.answers.writeProgress(rt.runId, node.id, { done: 0, total: prep.count });
+    return { kind: "batched", batches: Math.max(1, Math.ceil(prep.count / AI_ITEMS_PER_BATCH)) };
+  },
+
+  async runBatch(node, rt, batch) {
+    const from = batch * AI_ITEMS_PER_BATCH;
+    return runItems(node, rt, from, from + AI_ITEMS_PER_BATCH, await batchContext(rt));
+  },
+
+  async complete(node, rt) {
+    const prep = await prepare(node, rt);
+    const key = answerKey(node, rt);
+    const totals = await rt.ports.answers.totals(key);
+    if (totals.counts.pending > 0) throw new NodeError(`${fmt(totals.counts.pending)} item(s) were not answered: retry the run; finished items will not be asked again.`);
+    const usage = usageOf(totals);
+    if (!prep.list) {
+      const [row] = await rt.ports.answers.read(key, 0, 1);
+      if (row?.status !== "done" || !row.output) throw new NodeError(row?.error ?? "The AI call did not answer: retry the run.");
+      return { kind: "done", output: { ...row.output, usage }, log: usageLog(totals) };
+    }
+    const items: Record<string, unknown>[] = [];
+    let failed = 0;
+    for (let from = 0; from < prep.count; from += READ_PAGE) {
+      for (const row of await rt.ports.answers.read(key, from, from + READ_PAGE)) {
+        if (row.status === "done" && row.output) items.push(mergeItem(prep.list[row.itemIndex], row.output));
+        else failed++;
+      }
+    }
+    return {
+      kind: "done",
+      output: { items, count: items.length, failed, usage },
+      itemsIn: prep.count,
+      itemsOut: items.length,
+      log: usageLog(totals) + (failed ? `; ${fmt(failed)} item(s) failed and were left out` : ""),
+    };
   },
 };
 
-function render(text: string, field: string, rt: NodeRuntime): string {
-  try {
-    return renderTemplateString(text, rt.templateContext(field), { html: false });
-  } catch (error) {
-    if (error instanceof TemplateError) throw new NodeError(`The ${field} cannot be rendered: ${error.message}`, { cause: error });
-    throw error;
-  }
+export function usageOf(totals: AnswerTotals) {
+  return { calls: totals.calls, inputTokens: totals.inputTokens, outputTokens: totals.outputTokens, costUsd: totals.costUsd };
 }
+
+function usageLog(totals: AnswerTotals): string {
+  const cost = totals.costUsd === null ? "cost unknown" : `$${totals.costUsd.toFixed(4)}`;
+  const reused = totals.counts.done + totals.counts.failed - totals.calls;
+  return `AI: ${fmt(totals.calls)} call(s), ${fmt(totals.inputTokens)} input and ${fmt(totals.outputTokens)} output tokens, ${cost}` + (reused > 0 ? `; ${fmt(reused)} answer(s) reused` : "");
+}
+
+async function batchContext(rt: NodeRuntime): Promise<BatchContext> {
+  const settings = await rt.ports.aiSettings(rt.accountId);
+  return { budgetMinutes: getConfig().aiBudgetMinutes, maxConcurrency: 8, limiterKey: `${rt.accountId}:${settings?.provider ?? ""}` };
+}
+
+

@@ -1,0 +1,134 @@
+import "server-only";
+import { sql } from "drizzle-orm";
+import { execRows, type Db } from "@/db/client";
+import type { AnswerRecord, AnswerRow, AnswerStatus, AnswerTotals, LedgerKey } from "@/lib/nodes/ports";
+
+/**
+ * The answer ledger on PostgreSQL: the AnswerLedger port of the AI node (lib/nodes/ports.ts, bound in
+ * lib/engine/pg-node-ports.ts). One row per (ledger run, node, item) in `ai_items`; `runId` in a key is the ledger run
+ * (the first run of a retry chain), so no run of a chain asks again what another answered for the same request.
+ */
+const CHUNK = 1000;
+
+/**
+ * Records every item's request hash before any call, a chunk per statement (one JSON parameter). A row that exists
+ * keeps its answer when its hash is the same; a changed request, or an item that failed or was skipped, is pending
+ * again. Then, with `reuseDays`, pending items take an identical request's answer of the account from that window.
+ */
+export async function recordRequests(db: Db, key: LedgerKey, requests: { itemIndex: number; hash: string }[], options: { reuseDays?: number } = {}): Promise<void> {
+  for (let start = 0; start < requests.length; start += CHUNK) {
+    const rows = JSON.stringify(requests.slice(start, start + CHUNK).map((r) => ({ i: r.itemIndex, h: r.hash })));
+    await db.execute(sql`
+      insert into ai_items (run_id, node_id, item_index, account_id, request_hash)
+      select ${key.runId}, ${key.nodeId}, x.i, ${key.accountId}, x.h
+      from jsonb_to_recordset(${rows}::jsonb) as x(i int, h text)
+      on conflict (run_id, node_id, item_index) do update set
+        request_hash = excluded.request_hash,
+        status = 'pending', output = null, error = null, input_tokens = null, output_tokens = null, cost_usd = null,
+        reused = false, answered_at = null
+      where ai_items.request_hash <> excluded.request_hash or ai_items.status in ('failed', 'skipped')`);
+  }
+  if (options.reuseDays) await reuseAnswers(db, key, options.reuseDays);
+}
+
+/** Pending items answered by an identical request (same hash) of the account within `days`: copied, not asked. */
+async function reuseAnswers(db: Db, key: LedgerKey, days: number): Promise<void> {
+  await db.execute(sql`
+    update ai_items t set status = 'done', output = s.output, input_tokens = s.input_tokens, output_tokens = s.output_tokens,
+      cost_usd = 0, reused = true, answered_at = now()
+    from ai_items p
+    cross join lateral (
+      select o.output, o.input_tokens, o.output_tokens from ai_items o
+      where o.account_id = ${key.accountId} and o.request_hash = p.request_hash and o.status = 'done'
+        and o.answered_at >= now() - make_interval(days => ${days}::int)
+        and not (o.run_id = p.run_id and o.node_id = p.node_id)
+      order by o.answered_at desc limit 1
+    ) s
+    where p.run_id = ${key.runId} and p.node_id = ${key.nodeId} and p.status = 'pending'
+      and t.run_id = p.run_id and t.node_id = p.node_id and t.item_index = p.item_index`);
+}
+
+export async function pendingItems(db: Db, key: LedgerKey, from: number, to: number): Promise<number[]> {
+  const rows = await execRows<{ item_index: number }>(
+    db,
+    sql`select item_index from ai_items
+        where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'pending' and item_index >= ${from} and item_index < ${to}
+        order by item_index`,
+  );
+  return rows.map((r) => Number(r.item_index));
+}
+
+/**
+ * An answer or a failure, kept only while the row still asks the same request (a changed one is asked again). An
+ * answer that arrives after its node stopped (the item was skipped meanwhile) is still recorded: it was paid for.
+ */
+export async function settleItem(db: Db, key: LedgerKey, record: AnswerRecord): Promise<void> {
+  const status: AnswerStatus = record.output ? "done" : "failed";
+  await db.execute(sql`
+    update ai_items set status = ${status}, output = ${record.output ? JSON.stringify(record.output) : null}::jsonb,
+      error = ${record.error ?? null}, input_tokens = ${record.inputTokens ?? null}, output_tokens = ${record.outputTokens ?? null},
+      cost_usd = ${record.costUsd ?? null}, reused = false, answered_at = now()
+    where run_id = ${key.runId} and node_id = ${key.nodeId} and item_index = ${record.itemIndex} and request_hash = ${record.hash}
+      and status in ('pending', 'skipped')`);
+}
+
+export async function skipPendingItems(db: Db, key: LedgerKey, error: string): Promise<void> {
+  await db.execute(sql`
+    update ai_items set status = 'skipped', error = ${error}
+    where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'pending'`);
+}
+
+export async function answerTotals(db: Db, key: LedgerKey): Promise<AnswerTotals> {
+  const [row] = await execRows<Record<string, number | string | null>>(
+    db,
+    sql`select count(*) filter (where status = 'pending')::int as pending, count(*) filter (where status = 'done')::int as done,
+          count(*) filter (where status = 'failed')::int as failed, count(*) filter (where status = 'skipped')::int as skipped,
+          count(*) filter (where answered_at is not null and not reused)::int as calls,
+          coalesce(sum(input_tokens) filter (where not reused), 0)::float8 as input_tokens,
+          coalesce(sum(output_tokens) filter (where not reused), 0)::float8 as output_tokens,
+          case when count(*) filter (where answered_at is not null and not reused and cost_usd is null and input_tokens is not null) > 0 then null
+            else coalesce(sum(cost_usd) filter (where not reused), 0) end::float8 as cost_usd
+        from ai_items where run_id = ${key.runId} and node_id = ${key.nodeId}`,
+  );
+  const n = (v: unknown) => Number(v ?? 0);
+  return {
+    counts: { pending: n(row?.pending), done: n(row?.done), failed: n(row?.failed), skipped: n(row?.skipped) },
+    calls: n(row?.calls),
+    inputTokens: n(row?.input_tokens),
+    outputTokens: n(row?.output_tokens),
+    costUsd: row?.cost_usd == null ? null : Number(row.cost_usd),
+  };
+}
+
+export async function readItems(db: Db, key: LedgerKey, from: number, to: number, status?: AnswerStatus): Promise<AnswerRow[]> {
+  const rows = await execRows<{
+    item_index: number;
+    status: AnswerStatus;
+    output: Record<string, unknown> | string | null;
+    error: string | null;
+    input_tokens: number | null;
+    output_tokens: number | null;
+    cost_usd: number | null;
+    reused: boolean;
+  }>(
+    db,
+    sql`select item_index, status, output, error, input_tokens, output_tokens, cost_usd, reused from ai_items
+        where run_id = ${key.runId} and node_id = ${key.nodeId} and item_index >= ${from} and item_index < ${to}
+          ${status ? sql`and status = ${status}` : sql``}
+        order by item_index`,
+  );
+  return rows.map((r) => ({
+    itemIndex: Number(r.item_index),
+    status: r.status,
+    output: typeof r.output === "string" ? (JSON.parse(r.output) as Record<string, unknown>) : r.output,
+    error: r.error,
+    inputTokens: r.input_tokens == null ? null : Number(r.input_tokens),
+    outputTokens: r.output_tokens == null ? null : Number(r.output_tokens),
+    costUsd: r.cost_usd == null ? null : Number(r.cost_usd),
+    reused: r.reused === true,
+  }));
+}
+
+export async function writeAiProgress(db: Db, execRunId: string, nodeId: string, progress: { done: number; total: number }): Promise<void> {
+  await db.execute(sql`update node_results set progress = ${JSON.stringify(progress)}::jsonb where run_id = ${execRunId} and node_id = ${nodeId}`);
+}

@@ -1,0 +1,169 @@
+import "server-only";
+import { callModel, type ModelAnswer, type ModelFailure } from "@/lib/ai/call-model";
+import type { AnswerTotals, LedgerKey } from "../ports";
+import { NodeError, type NodeOf, type NodeRuntime } from "../types";
+import { aiData, answerKey, fmt, prepare, type Prepared } from "./items";
+
+/**
+ * How calls are retried and stopped. Mutable so tests can shorten it (tests count calls, never time).
+ * - transient answers (429, 5xx, timeouts, dropped connections) are asked again after a jittered backoff from
+ *   `backoffMs` doubling up to `maxBackoffMs`, while the node's budget (`budgetMs`, else AI_BUDGET_MINUTES) lasts;
+ * - a cancel stops new calls at once and gives the calls in flight `cancelGraceMs` to answer (their answers are
+ *   recorded), then interrupts them.
+ */
+export const aiItemPolicy = { backoffMs: 500, maxBackoffMs: 30_000, budgetMs: undefined as number | undefined, cancelGraceMs: 2_000, stopCheckMs: 500 };
+
+/** Calls in flight per provider key in this process (the shared limiter bounds them across processes). */
+const inFlight = new Map<string, { active: number; waiting: (() => void)[] }>();
+
+async function enter(key: string, max: number): Promise<() => void> {
+  let gate = inFlight.get(key);
+  if (!gate) inFlight.set(key, (gate = { active: 0, waiting: [] }));
+  while (gate.active >= max) await new Promise<void>((resolve) => gate!.waiting.push(resolve));
+  gate.active++;
+  return () => {
+    gate!.active--;
+    const next = gate!.waiting.shift();
+    if (next) next();
+    else if (gate!.active === 0) inFlight.delete(key);
+  };
+}
+
+/** A batch of the node failed it: the node's other batches in this process start no new call. */
+const nodeFailed = new WeakMap<NodeRuntime, true>();
+
+/** When the node started in this process: its AI budget runs from there. */
+const startedAt = new WeakMap<NodeRuntime, number>();
+export function noteStart(rt: NodeRuntime): void {
+  if (!startedAt.has(rt)) startedAt.set(rt, Date.now());
+}
+
+export type BatchContext = { budgetMinutes: number; maxConcurrency: number; limiterKey: string };
+
+/**
+ * Asks the model for the pending items of [from, to): at most `maxConcurrency` at once, each answer (or failure)
+ * recorded the moment it arrives. Answers "stopped" when a cancel (or a hand-back) stopped it: unasked items stay
+ * pending. Throws a NodeError when the node must fail (an item with onItemError "fail", a quota, the budget).
+ */
+export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number, to: number, ctx: BatchContext): Promise<"stopped" | void> {
+  const prep = await prepare(node, rt);
+  const key = answerKey(node, rt);
+  const { answers } = rt.ports;
+  const pending = await answers.pending(key, from, Math.min(to, prep.count));
+  if (pending.length === 0) return;
+  noteStart(rt);
+  const deadline = (startedAt.get(rt) ?? Date.now()) + (aiItemPolicy.budgetMs ?? ctx.budgetMinutes * 60_000);
+  const controller = new AbortController();
+  let stopping = false;
+  let failure: NodeError | undefined;
+  const watcher = setInterval(() => {
+    if (stopping) return;
+    void rt.shouldStop().then((stop) => {
+      if (!stop || stopping) return;
+      stopping = true;
+      setTimeout(() => controller.abort(), aiItemPolicy.cancelGraceMs).unref?.();
+    }, () => undefined);
+  }, aiItemPolicy.stopCheckMs);
+  const halted = () => stopping || failure !== undefined || nodeFailed.has(rt);
+  try {
+    let next = 0;
+    const lane = async () => {
+      while (next < pending.length && !halted()) {
+        const index = pending[next++];
+        const release = await enter(ctx.limiterKey, ctx.maxConcurrency);
+        try {
+          if (halted()) return;
+          const outcome = await askItem(prep, node, index, { deadline, signal: controller.signal, halted });
+          const error = await settle(rt, node, prep, index, outcome, ctx.budgetMinutes);
+          if (error && !failure) {
+            failure = error;
+            nodeFailed.set(rt, true);
+          }
+        } finally {
+          release();
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ctx.maxConcurrency, pending.length) }, lane));
+  } finally {
+    clearInterval(watcher);
+  }
+  if (failure) {
+    await answers.skipPending(key, failure.message);
+    throw failure;
+  }
+  if (stopping) return "stopped";
+  await writeProgress(rt, key, prep);
+}
+
+type Outcome = ModelAnswer | ModelFailure | { ok: false; kind: "budget"; message: string };
+
+/** One item: asked until it is answered, refused, or the budget or a stop ends the waiting. */
+async function askItem(
+  prep: Prepared,
+  node: NodeOf<"AI">,
+  index: number,
+  opts: { deadline: number; signal: AbortSignal; halted: () => boolean },
+): Promise<Outcome> {
+  const data = aiData(node);
+  const { prompt, system } = prep.render(index);
+  let last: ModelFailure | undefined;
+  for (let attempt = 0; ; attempt++) {
+    if (attempt > 0 && opts.halted()) return { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} };
+    const answer = await callModel({ settings: prep.settings, modelId: prep.modelId, system, prompt, temperature: data.temperature, outputs: data.output, signal: opts.signal });
+    if (answer.ok || answer.kind !== "transient") return answer;
+    last = answer;
+    const wait = backoff(attempt);
+    if (Date.now() + wait > opts.deadline) return { ok: false, kind: "budget", message: last.message };
+    if (!(await sleep(wait, opts))) return { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} };
+  }
+}
+
+/** Full jitter: a random wait up to the doubled step, so waiting calls do not return together. */
+function backoff(attempt: number): number {
+  const cap = Math.min(aiItemPolicy.maxBackoffMs, aiItemPolicy.backoffMs * 2 ** Math.min(attempt, 20));
+  return Math.max(aiItemPolicy.backoffMs / 2, Math.random() * cap);
+}
+
+/** Sleeps `ms` unless the node halts meanwhile (false then). */
+async function sleep(ms: number, opts: { signal: AbortSignal; halted: () => boolean }): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (opts.halted() || opts.signal.aborted) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(until - Date.now(), 100)));
+  }
+  return true;
+}
+
+/** Records the outcome; answers the NodeError that must fail the node, if any. */
+async function settle(rt: NodeRuntime, node: NodeOf<"AI">, prep: Prepared, index: number, outcome: Outcome, budgetMinutes: number): Promise<NodeError | undefined> {
+  const key = answerKey(node, rt);
+  const { hash } = prep.render(index);
+  if (outcome.ok) {
+    await rt.ports.answers.settle(key, { itemIndex: index, hash, output: outcome.output, ...outcome.usage });
+    return undefined;
+  }
+  if (outcome.kind === "aborted") return undefined;
+  if (outcome.kind === "item") {
+    const error = `${prep.list ? `Item ${index}: ` : ""}${outcome.message}`;
+    await rt.ports.answers.settle(key, { itemIndex: index, hash, error, ...(outcome.usage ?? {}) });
+    if (aiData(node).onItemError === "skip" && prep.list) return undefined;
+    return new NodeError(prep.list ? `Item ${fmt(index)} failed: ${outcome.message}` : outcome.message);
+  }
+  const totals = await rt.ports.answers.totals(key);
+  const done = `${fmt(totals.counts.done)} of ${fmt(prep.count)} items are done`;
+  if (outcome.kind === "quota") {
+    await rt.log("warn", `The AI provider refused for quota or billing: ${outcome.message}`);
+    return new NodeError(`The AI provider's quota is used up: ${done}. Retry the run after topping up; finished items will not be asked again.`);
+  }
+  const minutes = aiItemPolicy.budgetMs !== undefined ? aiItemPolicy.budgetMs / 60_000 : budgetMinutes;
+  return new NodeError(
+    `The AI provider kept failing for ${minutes} minute${minutes === 1 ? "" : "s"} (AI_BUDGET_MINUTES; last answer: ${outcome.message}): ${done}. Retry the run later; finished items will not be asked again.`,
+  );
+}
+
+async function writeProgress(rt: NodeRuntime, key: LedgerKey, prep: Prepared): Promise<AnswerTotals> {
+  const totals = await rt.ports.answers.totals(key);
+  await rt.ports.answers.writeProgress(rt.runId, key.nodeId, { done: totals.counts.done + totals.counts.failed, total: prep.count });
+  return totals;
+}

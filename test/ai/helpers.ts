@@ -1,0 +1,53 @@
+import { eq } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { accounts } from "@/db/schema";
+import { encryptSecret } from "@/lib/crypto";
+import { POST as cancelHandler } from "@/app/api/workflows/runs/[runId]/cancel/route";
+import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
+import { createTestAccount } from "@/test/support/accounts";
+import { call } from "@/test/support/http";
+import { trigger, type TestGraph } from "@/test/runs/helpers";
+
+/** An account whose AI provider is the local fake (openai-compatible at `baseUrl`). */
+export async function accountWithAi(baseUrl: string, settings: Partial<typeof accounts.$inferInsert> = {}) {
+  const account = await createTestAccount();
+  const key = `sk-test-${account.id.slice(-8)}`;
+  await (await getDb())
+    .update(accounts)
+    .set({ aiProvider: "openai-compatible", aiModel: "fake-model", aiBaseUrl: baseUrl, aiKeyEncrypted: encryptSecret(key), aiKeyLast4: key.slice(-4), ...settings })
+    .where(eq(accounts.id, account.id));
+  return account;
+}
+
+/** `n` rows of people: name "P<i>", email p<i>@example.com. */
+export const peopleRows = (n: number) => Array.from({ length: n }, (_, i) => [`P${i}`, `p${i}@example.com`]);
+
+/**
+ * TRIGGER → DATA_SOURCE → AI (one call per row, the prompt naming the row as "[item <name>]") → OUTPUT of the items,
+ * whose body is the declared `greeting`.
+ */
+export function perRowGraph(uploadId: string, ai: Record<string, unknown> = {}): TestGraph {
+  return {
+    nodes: [
+      trigger,
+      { id: "src", type: "DATA_SOURCE", data: { uploadId } },
+      {
+        id: "ai",
+        type: "AI",
+        data: { forEach: "{{src.rows}}", prompt: "Greet [item {{item.name}}]", output: [{ name: "greeting", type: "string" }], ...ai },
+      },
+      { id: "out", type: "OUTPUT", data: { forEach: "{{ai.items}}", to: "{{item.email}}", subject: "Hello", body: "{{item.greeting}}" } },
+    ],
+    edges: [
+      { source: "t", target: "src" },
+      { source: "src", target: "ai" },
+      { source: "ai", target: "out" },
+    ],
+  };
+}
+
+/** The name the prompt of a per-row request carries ("P12" for "[item P12]"). */
+export const itemOf = (text: string) => /\[item ([^\]]+)\]/.exec(text)?.[1] ?? "?";
+
+export const cancel = (token: string, runId: string) => call(cancelHandler, { method: "POST", path: `/api/workflows/runs/${runId}/cancel`, token, params: { runId } });
+export const retry = (token: string, runId: string) => call(retryHandler, { method: "POST", path: `/api/workflows/runs/${runId}/retry`, token, params: { runId } });
