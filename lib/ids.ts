@@ -1,10 +1,6 @@
 import { randomFillSync } from "node:crypto";
 
-<<<<<<< HEAD
-export type IdPrefix = "usr" | "wf" | "run" | "upl" | "whk" | "otp" | "rt" | "fam" | "msg" | "eml" | "dlv" | "ost" | "hook" | "key";
-=======
-export type IdPrefix = "usr" | "wf" | "run" | "upl" | "whk" | "otp" | "pwr" | "rt" | "fam" | "msg" | "eml" | "dlv" | "ost" | "hook";
->>>>>>> ux
+export type IdPrefix = "usr" | "wf" | "run" | "upl" | "whk" | "otp" | "pwr" | "rt" | "fam" | "msg" | "eml" | "dlv" | "ost" | "hook" | "key";
 
 /**
  * Random bytes from the CSPRNG, drawn 4 KiB at a time and handed out 16 at a time, never twice (as the uuid package
