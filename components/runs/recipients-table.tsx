@@ -69,13 +69,13 @@ export function RecipientsTable({ runId, nodeId, live }: { runId: string; nodeId
       {data && (
         <div className="flex items-center justify-between text-xs text-slate-500">
           <span data-testid="recipients-range">
-            {data.total === 0 ? "0" : `${formatCount(offset + 1)}–${formatCount(Math.min(offset + PAGE, data.total))}`} of {formatCount(data.total)}
+            {data.total === 0 ? "0" : `${formatCount(offset + 1)}–${formatCount(offset + data.items.length)}`} of {formatCount(data.total)}
           </span>
           <span className="flex gap-1.5">
             <Button size="sm" variant="secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))} data-testid="recipients-prev">
               Previous
             </Button>
-            <Button size="sm" variant="secondary" disabled={offset + PAGE >= data.total} onClick={() => setOffset(offset + PAGE)} data-testid="recipients-next">
+            <Button size="sm" variant="secondary" disabled={data.nextOffset === null} onClick={() => data.nextOffset !== null && setOffset(data.nextOffset)} data-testid="recipients-next">
               Next
             </Button>
           </span>

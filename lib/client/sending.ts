@@ -21,6 +21,8 @@ export interface RunEmailsPage {
   items: RunEmail[];
   total: number;
   counts: Record<EmailStatus, number>;
+  /** Where the next page starts; a page may hold fewer than `limit` items (its byte limit). */
+  nextOffset: number | null;
 }
 
 export interface Suppression {

@@ -33,6 +33,11 @@ export const runEmailItem = z.object({
 export const runEmailsResponse = z.object({
   items: z.array(runEmailItem),
   total: z.number().int().describe("Items matching `status` (all items without it)"),
+  nextOffset: z
+    .number()
+    .int()
+    .nullable()
+    .describe("The `offset` of the next page, null after the last one. A page stops early (fewer than `limit` items) once its subjects, errors and bodies reach 4 MiB: page on with this rather than offset + limit"),
   counts: z.object(Object.fromEntries(emailStatus.options.map((s) => [s, z.number().int()])) as Record<z.infer<typeof emailStatus>, z.ZodNumber>),
 });
 

@@ -4,6 +4,7 @@
 import * as healthRoute from "@/app/api/health/route";
 import * as runRoute from "@/app/api/workflows/[workflowId]/run/route";
 import * as cancelRoute from "@/app/api/workflows/runs/[runId]/cancel/route";
+import * as emailsRoute from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/emails/route";
 import * as getRunRoute from "@/app/api/workflows/runs/[runId]/route";
 import { startBackgroundWork } from "@/lib/services/background/start-background-work";
 import { serveRoutes, type RouteTable } from "@/test/support/route-server";
@@ -13,6 +14,7 @@ export const API_ROUTES: RouteTable = [
   { pattern: /^\/api\/workflows\/(?<workflowId>wf_[^/]+)\/run$/, module: runRoute },
   { pattern: /^\/api\/workflows\/runs\/(?<runId>run_[^/]+)\/cancel$/, module: cancelRoute },
   { pattern: /^\/api\/workflows\/runs\/(?<runId>run_[^/]+)$/, module: getRunRoute },
+  { pattern: /^\/api\/workflows\/runs\/(?<runId>run_[^/]+)\/nodes\/(?<nodeId>[^/]+)\/emails$/, module: emailsRoute },
 ];
 
 async function main(): Promise<void> {

@@ -68,7 +68,8 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
     const key = ledgerKey(node, rt);
     const preview = rt.mode === "preview";
     if (!preview) {
-      renderedEmails.set(rt, emails);
+      // Bodies past the node's memory budget were not kept: their batches render them again.
+      renderedEmails.set(rt, emails.map((e) => (e.bodyDropped ? undefined : e)));
       try {
         await beginSending(node, rt, key, items.length, await plan(node, emails, preview));
       } catch (error) {

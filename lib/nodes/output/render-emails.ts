@@ -6,7 +6,28 @@ import { sliceClock } from "@/lib/slices";
 import { describe } from "../filter/execute";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";
 
-export type RenderedEmail = { itemIndex: number; to: string; subject: string; text?: string; html?: string; unsubscribeUrl?: string };
+export type RenderedEmail = {
+  itemIndex: number;
+  to: string;
+  subject: string;
+  text?: string;
+  html?: string;
+  unsubscribeUrl?: string;
+  /** The body was rendered and checked but not kept (renderAllEmails' memory budget): render it again to send it. */
+  bodyDropped?: true;
+};
+
+/** The longest subject: a header line may have 998 characters (RFC 5322). */
+export const MAX_SUBJECT_CHARS = 998;
+/** The largest body of one email, in UTF-8 bytes: mail clients clip far smaller messages (Gmail past 102 KB). */
+export const MAX_BODY_BYTES = 256 * 1024;
+/**
+ * The rendered bodies one OUTPUT node holds in memory between its steps. A live send renders the rest again batch
+ * by batch; a preview, which stores every body, fails past it (a preview is for checking, and skips the quota).
+ */
+export const MAX_HELD_BODY_BYTES = 32 * 1024 * 1024;
+
+const kib = (bytes: number) => `${Math.ceil(bytes / 1024).toLocaleString("en-US")} KiB`;
 
 type OutputData = {
   forEach: string;
@@ -83,6 +104,13 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
       ctx.field = "body";
       ctx.unsubscribeUrl = unsubscribe;
       body = renderTemplateString(data.body, ctx, { html });
+      if (subject.length > MAX_SUBJECT_CHARS) {
+        return `item ${itemIndex}: the subject has ${subject.length.toLocaleString("en-US")} characters, more than ${MAX_SUBJECT_CHARS}, the limit for one subject`;
+      }
+      const bytes = body.length > MAX_BODY_BYTES / 3 ? Buffer.byteLength(body, "utf8") : body.length;
+      if (bytes > MAX_BODY_BYTES) {
+        return `item ${itemIndex}: the body is ${kib(bytes)}, more than ${kib(MAX_BODY_BYTES)}, the limit for one email's body`;
+      }
     } catch (error) {
       if (error instanceof TemplateError) return error.message;
       throw error;
@@ -114,8 +142,10 @@ export async function renderAllEmails(
   const problems: string[] = [];
   const emails: RenderedEmail[] = [];
   let count = 0;
+  let held = 0;
   const render = emailRenderer(node, rt, options);
-  const clock = sliceClock();
+  // One email may be hundreds of kilobytes to render: the time is read after each.
+  const clock = sliceClock({ everyCall: true });
   for (let i = 0; i < items.length; i++) {
     // 40,000 emails render in ~50–100 ms of CPU: the event loop is given back between slices.
     if (clock.due()) await clock.yield();
@@ -124,6 +154,16 @@ export async function renderAllEmails(
       count++;
       if (problems.length < 3) problems.push(result);
     } else {
+      held += (result.html ?? result.text ?? "").length;
+      if (held > MAX_HELD_BODY_BYTES) {
+        if (rt.mode === "preview") {
+          throw new NodeError(
+            `The previewed emails' bodies come to more than ${MAX_HELD_BODY_BYTES / 1024 / 1024} MiB together (at item ${i}), the limit for one preview: preview fewer items or shorter emails. No email was sent.`,
+          );
+        }
+        result.text = result.html = undefined;
+        result.bodyDropped = true;
+      }
       emails.push(result);
     }
   }

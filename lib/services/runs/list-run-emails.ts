@@ -12,6 +12,15 @@ type EmailRow = {
 };
 
 /**
+ * The most one page carries (subjects, errors and preview bodies, in bytes): a preview body may be 256 KiB, and a
+ * page of 1,000 of them would be built whole in memory for each request. A page stops before the row that would pass
+ * the limit (it always has its first row); `nextOffset` says where the next page starts.
+ */
+export const MAX_EMAILS_PAGE_BYTES = 4 * 1024 * 1024;
+/** What a row costs beyond its texts (its other fields and JSON punctuation), in bytes. */
+const ROW_OVERHEAD_BYTES = 200;
+
+/**
  * The emails of one OUTPUT node of a run (CONTRACT 11), from the send ledger of the run's retry chain: a page by item
  * index (optionally of one status) and the count of every status. Preview items carry their rendered body.
  */
@@ -36,12 +45,23 @@ export async function listRunEmails(
       db,
       sql`select status, count(*)::int as n from email_sends where run_id = ${ledger} and node_id = ${nodeId} group by status`,
     ),
+    // The page's rows are sized first (octet_length reads no body into this process), and only those within
+    // MAX_EMAILS_PAGE_BYTES are read whole.
     execRows<EmailRow>(
       db,
-      sql`select item_index, "to", subject, status, provider_message_id, sent_at, error, body, format
-          from email_sends where run_id = ${ledger} and node_id = ${nodeId}
-          ${query.status ? sql`and status = ${query.status}` : sql``}
-          order by item_index offset ${query.offset} limit ${query.limit}`,
+      sql`with page as (
+            select item_index, octet_length("to") + octet_length(subject) + coalesce(octet_length(error), 0)
+                     + coalesce(octet_length(body), 0) + ${ROW_OVERHEAD_BYTES} as size
+            from email_sends where run_id = ${ledger} and node_id = ${nodeId}
+            ${query.status ? sql`and status = ${query.status}` : sql``}
+            order by item_index offset ${query.offset} limit ${query.limit}
+          ), sized as (
+            select item_index, size, sum(size) over (order by item_index) as running from page
+          )
+          select e.item_index, e."to", e.subject, e.status, e.provider_message_id, e.sent_at, e.error, e.body, e.format
+          from sized s join email_sends e on e.run_id = ${ledger} and e.node_id = ${nodeId} and e.item_index = s.item_index
+          where s.running <= ${MAX_EMAILS_PAGE_BYTES} or s.running = s.size
+          order by e.item_index`,
     ),
   ]);
   const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<EmailSendStatus, number>;
@@ -60,5 +80,7 @@ export async function listRunEmails(
     })),
     total,
     counts,
+    // Where the next page starts (fewer than `limit` items came back when the page reached its byte limit).
+    nextOffset: query.offset + rows.length < total ? query.offset + rows.length : null,
   };
 }
