@@ -1,7 +1,9 @@
 import "server-only";
 import type { Db } from "@/db/client";
 import { findUpload, findUploadWithRows, readUploadRows, type UploadPrefetch } from "@/db/queries/upload-rows";
+import { acquireAiCall, releaseAiCall } from "@/lib/ai/limiter";
 import { loadAiSettings } from "@/lib/ai/settings";
+import { getConfig } from "@/lib/config";
 import { acquireSendSlot, reportRateLimit, slotStatement } from "@/lib/email/pacing";
 import * as ledger from "@/db/queries/send-ledger";
 import * as answers from "@/db/queries/answer-ledger";
@@ -75,6 +77,14 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
     pacing: {
       acquire: (key, rate, shouldStop) => acquireSendSlot(volatile, key, rate, shouldStop),
       report: (key, rate, info, status) => reportRateLimit(volatile, key, rate, info, status),
+    },
+    // The limiter's slots and holds are volatile state, as the email limiter's.
+    aiLimiter: {
+      acquire: (key, limits, tokens, opts) => acquireAiCall(volatile, key, limits, tokens, opts),
+      release: (key, slot, limits, feedback) => releaseAiCall(volatile, key, slot, limits, feedback),
+      get budgetMinutes() {
+        return getConfig().aiBudgetMinutes;
+      },
     },
     answers: {
       record: (key, requests, options) => answers.recordRequests(db, key, requests, options),

@@ -181,6 +181,23 @@ export interface AnswerLedger {
   writeProgress(execRunId: string, nodeId: string, progress: { done: number; total: number }): Promise<void>;
 }
 
+/** The pacing of one provider key: the account's AI settings (null: not set). */
+export type AiCallLimits = { requestsPerMinute: number | null; tokensPerMinute: number | null; maxConcurrency: number };
+
+/** What a finished call tells the limiter: real minus estimated tokens, and what the provider's headers asked for. */
+export type AiFeedback = { tokenDelta: number; holdMs?: number; spacingMs?: number };
+
+export type AiSlot = { kind: "ok"; slot: number } | { kind: "stopped" } | { kind: "deadline" };
+
+/** The model-call limiter shared by every call with one provider key (PostgreSQL: lib/ai/limiter.ts). */
+export interface AiLimiter {
+  /** Waits for an in-flight slot and the call's start on the key's schedule (see AiSlot). */
+  acquire(key: string, limits: AiCallLimits, tokens: number, opts: { deadline: number; halted: () => boolean }): Promise<AiSlot>;
+  release(key: string, slot: number, limits: AiCallLimits, feedback: AiFeedback): Promise<void>;
+  /** How long a node keeps waiting out 429s, 5xx answers and timeouts (AI_BUDGET_MINUTES). */
+  budgetMinutes: number;
+}
+
 export interface NodePorts {
   uploads: UploadReader;
   /** The account's AI provider settings with the key decrypted, or null when none is configured. */
@@ -189,4 +206,6 @@ export interface NodePorts {
   pacing: SendPacing;
   /** The AI node's answer ledger. */
   answers: AnswerLedger;
+  /** The model-call limiter. */
+  aiLimiter: AiLimiter;
 }

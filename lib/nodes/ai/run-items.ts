@@ -1,6 +1,8 @@
 import "server-only";
 import { callModel, type ModelAnswer, type ModelFailure } from "@/lib/ai/call-model";
-import type { AnswerTotals, LedgerKey } from "../ports";
+import { readRateHeaders } from "@/lib/ai/rate-headers";
+import { approxCallTokens } from "@/lib/ai/tokens";
+import type { AiCallLimits, AnswerTotals, LedgerKey } from "../ports";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";
 import { aiData, answerKey, fmt, prepare, type Prepared } from "./items";
 
@@ -38,7 +40,7 @@ export function noteStart(rt: NodeRuntime): void {
   if (!startedAt.has(rt)) startedAt.set(rt, Date.now());
 }
 
-export type BatchContext = { budgetMinutes: number; maxConcurrency: number; limiterKey: string };
+export type BatchContext = { budgetMinutes: number; limits: AiCallLimits; limiterKey: string };
 
 /**
  * Asks the model for the pending items of [from, to): at most `maxConcurrency` at once, each answer (or failure)
@@ -70,10 +72,10 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
     const lane = async () => {
       while (next < pending.length && !halted()) {
         const index = pending[next++];
-        const release = await enter(ctx.limiterKey, ctx.maxConcurrency);
+        const release = await enter(ctx.limiterKey, ctx.limits.maxConcurrency);
         try {
           if (halted()) return;
-          const outcome = await askItem(prep, node, index, { deadline, signal: controller.signal, halted });
+          const outcome = await askItem(rt, prep, node, index, ctx, { deadline, signal: controller.signal, halted });
           const error = await settle(rt, node, prep, index, outcome, ctx.budgetMinutes);
           if (error && !failure) {
             failure = error;
@@ -84,7 +86,7 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(ctx.maxConcurrency, pending.length) }, lane));
+    await Promise.all(Array.from({ length: Math.min(ctx.limits.maxConcurrency, pending.length) }, lane));
   } finally {
     clearInterval(watcher);
   }
@@ -98,24 +100,43 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
 
 type Outcome = ModelAnswer | ModelFailure | { ok: false; kind: "budget"; message: string };
 
-/** One item: asked until it is answered, refused, or the budget or a stop ends the waiting. */
+/**
+ * One item: asked until it is answered, refused, or the budget or a stop ends the waiting. Every attempt takes its
+ * slot from the shared limiter and gives it back with what the provider said (real tokens, rate-limit headers); a
+ * transient failure waits for the shared hold when the provider named one, else for its own jittered backoff.
+ */
 async function askItem(
+  rt: NodeRuntime,
   prep: Prepared,
   node: NodeOf<"AI">,
   index: number,
+  ctx: BatchContext,
   opts: { deadline: number; signal: AbortSignal; halted: () => boolean },
 ): Promise<Outcome> {
   const data = aiData(node);
   const { prompt, system } = prep.render(index);
+  const estimate = approxCallTokens(system, prompt, data.output);
+  const limiter = rt.ports.aiLimiter;
+  const aborted = { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} } as const;
   let last: ModelFailure | undefined;
   for (let attempt = 0; ; attempt++) {
-    if (attempt > 0 && opts.halted()) return { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} };
+    if (opts.halted()) return aborted;
+    const slot = await limiter.acquire(ctx.limiterKey, ctx.limits, estimate, { deadline: opts.deadline, halted: opts.halted });
+    if (slot.kind === "stopped") return aborted;
+    if (slot.kind === "deadline") return { ok: false, kind: "budget", message: last?.message ?? "the provider's rate limit allowed no call in time" };
+    // callModel never throws for a provider's answer; a lease left by anything else expires with the call timeout.
     const answer = await callModel({ settings: prep.settings, modelId: prep.modelId, system, prompt, temperature: data.temperature, outputs: data.output, signal: opts.signal });
+    const used = answer.usage;
+    const feedback = readRateHeaders(answer.headers, answer.ok ? 200 : answer.status);
+    await limiter.release(ctx.limiterKey, slot.slot, ctx.limits, {
+      tokenDelta: used ? used.inputTokens + used.outputTokens - estimate : -estimate,
+      ...feedback,
+    });
     if (answer.ok || answer.kind !== "transient") return answer;
     last = answer;
-    const wait = backoff(attempt);
+    const wait = feedback.holdMs ? 0 : backoff(attempt);
     if (Date.now() + wait > opts.deadline) return { ok: false, kind: "budget", message: last.message };
-    if (!(await sleep(wait, opts))) return { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} };
+    if (!(await sleep(wait, opts))) return aborted;
   }
 }
 
