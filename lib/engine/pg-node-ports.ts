@@ -92,6 +92,7 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       settle: (key, record) => answers.settleItem(db, key, record),
       skipPending: (key, error) => answers.skipPendingItems(db, key, error),
       totals: (key) => answers.answerTotals(db, key),
+      spent: (key) => answers.spentSoFar(db, key),
       read: (key, from, to) => answers.readItems(db, key, from, to),
       // Progress is what the canvas shows: a lost write waits for the next one.
       writeProgress: (execRunId, nodeId, progress) =>

@@ -175,6 +175,8 @@ export interface AnswerLedger {
   /** Items still pending become skipped (the node stopped: cap, quota, a failed item). */
   skipPending(key: LedgerKey, error: string): Promise<void>;
   totals(key: LedgerKey): Promise<AnswerTotals>;
+  /** USD recorded so far for the node's items, and for every AI node's items of the ledger run (the spend caps). */
+  spent(key: LedgerKey): Promise<{ node: number; run: number }>;
   /** Rows of items [from, to), in order. */
   read(key: LedgerKey, from: number, to: number): Promise<AnswerRow[]>;
   /** The running node's `progress: { done, total }`. */

@@ -7,6 +7,7 @@ import { NodeError, type NodeExecutor, type NodeRuntime } from "../types";
 import type { AnswerTotals } from "../ports";
 import { aiData, answerKey, fmt, mergeItem, prepare } from "./items";
 import { noteStart, runItems, type BatchContext } from "./run-items";
+import { assertPriced, capsOf } from "./spend";
 
 /** Items per durable step: the engine runs a few steps at once and checks cancel between groups of them. */
 export const AI_ITEMS_PER_BATCH = 100;
@@ -23,6 +24,7 @@ const READ_PAGE = 2_000;
 export const aiExecutor: NodeExecutor<"AI"> = {
   async execute(node, rt) {
     const prep = await prepare(node, rt);
+    assertPriced(capsOf(prep.settings, aiData(node).maxCostUsd), prep.prices, prep.modelId);
     noteStart(rt);
     const requests: { itemIndex: number; hash: string }[] = new Array(prep.count);
     const clock = sliceClock();

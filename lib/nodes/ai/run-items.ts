@@ -1,10 +1,12 @@
 import "server-only";
 import { callModel, type ModelAnswer, type ModelFailure } from "@/lib/ai/call-model";
 import { readRateHeaders } from "@/lib/ai/rate-headers";
-import { approxCallTokens } from "@/lib/ai/tokens";
+import { approxCallTokens, approxTokens } from "@/lib/ai/tokens";
 import type { AiCallLimits, AnswerTotals, LedgerKey } from "../ports";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";
 import { aiData, answerKey, fmt, prepare, type Prepared } from "./items";
+import { costOf } from "@/lib/ai/prices";
+import { addSpend, capReached, capsOf, capSentence, loadTally } from "./spend";
 
 /**
  * How calls are retried and stopped. Mutable so tests can shorten it (tests count calls, never time).
@@ -54,6 +56,7 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
   const pending = await answers.pending(key, from, Math.min(to, prep.count));
   if (pending.length === 0) return;
   noteStart(rt);
+  await loadTally(rt, key);
   const deadline = (startedAt.get(rt) ?? Date.now()) + (aiItemPolicy.budgetMs ?? ctx.budgetMinutes * 60_000);
   const controller = new AbortController();
   let stopping = false;
@@ -98,7 +101,7 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
   await writeProgress(rt, key, prep);
 }
 
-type Outcome = ModelAnswer | ModelFailure | { ok: false; kind: "budget"; message: string };
+type Outcome = ModelAnswer | ModelFailure | { ok: false; kind: "budget"; message: string } | { ok: false; kind: "cap"; cap: number };
 
 /**
  * One item: asked until it is answered, refused, or the budget or a stop ends the waiting. Every attempt takes its
@@ -118,14 +121,22 @@ async function askItem(
   const estimate = approxCallTokens(system, prompt, data.output);
   const limiter = rt.ports.aiLimiter;
   const aborted = { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} } as const;
+  const caps = capsOf(prep.settings, data.maxCostUsd);
+  const inputEstimate = approxTokens((system ?? "") + prompt);
   let last: ModelFailure | undefined;
   for (let attempt = 0; ; attempt++) {
     if (opts.halted()) return aborted;
+    const cap = capReached(rt, caps, prep.prices, inputEstimate);
+    if (cap !== null) return { ok: false, kind: "cap", cap };
     const slot = await limiter.acquire(ctx.limiterKey, ctx.limits, estimate, { deadline: opts.deadline, halted: opts.halted });
     if (slot.kind === "stopped") return aborted;
     if (slot.kind === "deadline") return { ok: false, kind: "budget", message: last?.message ?? "the provider's rate limit allowed no call in time" };
+    // The call's input is counted against the caps while it runs (calls in flight overshoot a cap by their output only).
+    const reserved = costOf(prep.prices, inputEstimate, 0);
+    addSpend(rt, reserved);
     // callModel never throws for a provider's answer; a lease left by anything else expires with the call timeout.
     const answer = await callModel({ settings: prep.settings, modelId: prep.modelId, system, prompt, temperature: data.temperature, outputs: data.output, signal: opts.signal });
+    addSpend(rt, reserved === null ? null : -reserved);
     const used = answer.usage;
     const feedback = readRateHeaders(answer.headers, answer.ok ? 200 : answer.status);
     await limiter.release(ctx.limiterKey, slot.slot, ctx.limits, {
@@ -161,17 +172,22 @@ async function settle(rt: NodeRuntime, node: NodeOf<"AI">, prep: Prepared, index
   const key = answerKey(node, rt);
   const { hash } = prep.render(index);
   if (outcome.ok) {
-    await rt.ports.answers.settle(key, { itemIndex: index, hash, output: outcome.output, ...outcome.usage });
+    const costUsd = costOf(prep.prices, outcome.usage.inputTokens, outcome.usage.outputTokens);
+    addSpend(rt, costUsd);
+    await rt.ports.answers.settle(key, { itemIndex: index, hash, output: outcome.output, ...outcome.usage, costUsd });
     return undefined;
   }
   if (outcome.kind === "aborted") return undefined;
   if (outcome.kind === "item") {
     const error = `${prep.list ? `Item ${index}: ` : ""}${outcome.message}`;
-    await rt.ports.answers.settle(key, { itemIndex: index, hash, error, ...(outcome.usage ?? {}) });
+    const costUsd = outcome.usage ? costOf(prep.prices, outcome.usage.inputTokens, outcome.usage.outputTokens) : null;
+    addSpend(rt, costUsd);
+    await rt.ports.answers.settle(key, { itemIndex: index, hash, error, ...(outcome.usage ?? {}), costUsd });
     if (aiData(node).onItemError === "skip" && prep.list) return undefined;
     return new NodeError(prep.list ? `Item ${fmt(index)} failed: ${outcome.message}` : outcome.message);
   }
   const totals = await rt.ports.answers.totals(key);
+  if (outcome.kind === "cap") return new NodeError(capSentence(outcome.cap, totals.counts.done, prep.count));
   const done = `${fmt(totals.counts.done)} of ${fmt(prep.count)} items are done`;
   if (outcome.kind === "quota") {
     await rt.log("warn", `The AI provider refused for quota or billing: ${outcome.message}`);
