@@ -100,6 +100,34 @@ export async function answerTotals(db: Db, key: LedgerKey): Promise<AnswerTotals
   };
 }
 
+export async function spentSoFar(db: Db, key: LedgerKey): Promise<{ node: number; run: number }> {
+  const [row] = await execRows<{ node: number | string | null; run: number | string | null }>(
+    db,
+    sql`select coalesce(sum(cost_usd) filter (where node_id = ${key.nodeId}), 0)::float8 as node, coalesce(sum(cost_usd), 0)::float8 as run
+        from ai_items where run_id = ${key.runId} and not reused`,
+  );
+  return { node: Number(row?.node ?? 0), run: Number(row?.run ?? 0) };
+}
+
+/** The run result's `ai`: paid calls, tokens and cost of every AI node's items of the ledger run. */
+export async function runAiTotals(db: Db, ledgerRunId: string): Promise<{ calls: number; inputTokens: number; outputTokens: number; costUsd: number | null }> {
+  const [row] = await execRows<Record<string, number | string | null>>(
+    db,
+    sql`select count(*) filter (where answered_at is not null and not reused)::int as calls,
+          coalesce(sum(input_tokens) filter (where not reused), 0)::float8 as input_tokens,
+          coalesce(sum(output_tokens) filter (where not reused), 0)::float8 as output_tokens,
+          case when count(*) filter (where answered_at is not null and not reused and cost_usd is null and input_tokens is not null) > 0 then null
+            else coalesce(sum(cost_usd) filter (where not reused), 0) end::float8 as cost_usd
+        from ai_items where run_id = ${ledgerRunId}`,
+  );
+  return {
+    calls: Number(row?.calls ?? 0),
+    inputTokens: Number(row?.input_tokens ?? 0),
+    outputTokens: Number(row?.output_tokens ?? 0),
+    costUsd: row?.cost_usd == null ? null : Number(row.cost_usd),
+  };
+}
+
 export async function readItems(db: Db, key: LedgerKey, from: number, to: number, status?: AnswerStatus): Promise<AnswerRow[]> {
   const rows = await execRows<{
     item_index: number;

@@ -14,6 +14,10 @@ export type RunResult = {
   suppressed?: number;
   duplicates?: number;
   emailsPlanned?: number;
+  /** Paid model calls of the run's AI nodes (their retry chain's answer ledger); costUsd null when unpriced. */
+  ai?: { calls: number; inputTokens: number; outputTokens: number; costUsd: number | null };
+  /** An estimate run's figures (POST run with mode "estimate"). */
+  estimate?: Record<string, unknown>;
 };
 /** How a run was started (CONTRACT 12). */
 export type RunTrigger = "manual" | "schedule" | "hook" | "retry" | "send";

@@ -1,4 +1,5 @@
 import "server-only";
+import { runAiTotals } from "@/db/queries/answer-ledger";
 import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { NodeStatus, RunResult } from "@/db/schema";
@@ -96,6 +97,8 @@ export async function finishFromRows(
   const cancelled = options.cancelled === true;
   const { status, error } = runOutcome(rows.map((r) => ({ nodeId: r.node_id, status: r.status, error: r.error })), order, cancelled);
   const sum = (values: (number | null)[]) => values.reduce<number>((total, v) => total + Number(v ?? 0), 0);
+  // Runs with AI nodes add what their model calls used (one more read, only for them).
+  const ai = run.graph.nodes.some((n) => n.type === "AI") ? await runAiTotals(db, run.ledgerRunId ?? run.runId) : undefined;
   const result: RunResult = {
     emailsSent: Number(rows[0]?.emails_sent ?? 0),
     filteredOut: sum(rows.map((r) => r.filtered_out)),
@@ -103,6 +106,7 @@ export async function finishFromRows(
     suppressed: Number(rows[0]?.suppressed ?? 0),
     duplicates: Number(rows[0]?.duplicates ?? 0),
     ...(run.mode === "preview" ? { emailsPlanned: Number(rows[0]?.planned ?? 0) } : {}),
+    ...(ai ? { ai } : {}),
   };
   const message = outcomeMessage({ status, error }, result, cancelled);
   const level = status === "SUCCESS" ? "info" : "error";

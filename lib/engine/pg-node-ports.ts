@@ -1,7 +1,9 @@
 import "server-only";
 import type { Db } from "@/db/client";
 import { findUpload, findUploadWithRows, readUploadRows, type UploadPrefetch } from "@/db/queries/upload-rows";
+import { acquireAiCall, releaseAiCall } from "@/lib/ai/limiter";
 import { loadAiSettings } from "@/lib/ai/settings";
+import { getConfig } from "@/lib/config";
 import { acquireSendSlot, reportRateLimit, slotStatement } from "@/lib/email/pacing";
 import { metrics } from "@/lib/observability/metrics";
 import * as ledger from "@/db/queries/send-ledger";
@@ -77,12 +79,21 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       acquire: (key, rate, shouldStop) => metrics.timeSendSlot(acquireSendSlot(volatile, key, rate, shouldStop)),
       report: (key, rate, info, status) => reportRateLimit(volatile, key, rate, info, status),
     },
+    // The limiter's slots and holds are volatile state, as the email limiter's.
+    aiLimiter: {
+      acquire: (key, limits, tokens, opts) => acquireAiCall(volatile, key, limits, tokens, opts),
+      release: (key, slot, limits, feedback) => releaseAiCall(volatile, key, slot, limits, feedback),
+      get budgetMinutes() {
+        return getConfig().aiBudgetMinutes;
+      },
+    },
     answers: {
       record: (key, requests, options) => answers.recordRequests(db, key, requests, options),
       pending: (key, from, to) => answers.pendingItems(db, key, from, to),
       settle: (key, record) => answers.settleItem(db, key, record),
       skipPending: (key, error) => answers.skipPendingItems(db, key, error),
       totals: (key) => answers.answerTotals(db, key),
+      spent: (key) => answers.spentSoFar(db, key),
       read: (key, from, to) => answers.readItems(db, key, from, to),
       // Progress is what the canvas shows: a lost write waits for the next one.
       writeProgress: (execRunId, nodeId, progress) =>

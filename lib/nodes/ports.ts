@@ -175,10 +175,29 @@ export interface AnswerLedger {
   /** Items still pending become skipped (the node stopped: cap, quota, a failed item). */
   skipPending(key: LedgerKey, error: string): Promise<void>;
   totals(key: LedgerKey): Promise<AnswerTotals>;
+  /** USD recorded so far for the node's items, and for every AI node's items of the ledger run (the spend caps). */
+  spent(key: LedgerKey): Promise<{ node: number; run: number }>;
   /** Rows of items [from, to), in order. */
   read(key: LedgerKey, from: number, to: number): Promise<AnswerRow[]>;
   /** The running node's `progress: { done, total }`. */
   writeProgress(execRunId: string, nodeId: string, progress: { done: number; total: number }): Promise<void>;
+}
+
+/** The pacing of one provider key: the account's AI settings (null: not set). */
+export type AiCallLimits = { requestsPerMinute: number | null; tokensPerMinute: number | null; maxConcurrency: number };
+
+/** What a finished call tells the limiter: real minus estimated tokens, and what the provider's headers asked for. */
+export type AiFeedback = { tokenDelta: number; holdMs?: number; spacingMs?: number };
+
+export type AiSlot = { kind: "ok"; slot: number } | { kind: "stopped" } | { kind: "deadline" };
+
+/** The model-call limiter shared by every call with one provider key (PostgreSQL: lib/ai/limiter.ts). */
+export interface AiLimiter {
+  /** Waits for an in-flight slot and the call's start on the key's schedule (see AiSlot). */
+  acquire(key: string, limits: AiCallLimits, tokens: number, opts: { deadline: number; halted: () => boolean }): Promise<AiSlot>;
+  release(key: string, slot: number, limits: AiCallLimits, feedback: AiFeedback): Promise<void>;
+  /** How long a node keeps waiting out 429s, 5xx answers and timeouts (AI_BUDGET_MINUTES). */
+  budgetMinutes: number;
 }
 
 export interface NodePorts {
@@ -189,4 +208,6 @@ export interface NodePorts {
   pacing: SendPacing;
   /** The AI node's answer ledger. */
   answers: AnswerLedger;
+  /** The model-call limiter. */
+  aiLimiter: AiLimiter;
 }

@@ -56,12 +56,34 @@ export const resetPasswordBody = z.strictObject({
 export const updateAccountBody = z.strictObject({ fullName: fullNameField.optional() });
 
 export const aiProviders = ["openai", "anthropic", "openai-compatible"] as const;
+
+/** Default calls in flight per provider key when the account sets no maxConcurrency. */
+export const DEFAULT_AI_MAX_CONCURRENCY = 8;
+
+/** The pacing and price settings of the AI provider (all optional; absent: not set). */
+function aiLimitFields() {
+  const price = (what: string) =>
+    z.number().min(0, `${what} must be 0 or more`).max(10_000, `${what} must be at most 10,000 USD per million tokens`).optional().describe(`${what} in USD per million tokens; overrides the price table`);
+  return {
+    requestsPerMinute: z.number().int("requestsPerMinute must be a whole number").min(1).max(1_000_000).optional()
+      .describe("Model calls per minute allowed with this key (shared by every run)"),
+    tokensPerMinute: z.number().int("tokensPerMinute must be a whole number").min(1).max(1_000_000_000).optional()
+      .describe("Tokens (input + output) per minute allowed with this key"),
+    maxConcurrency: z.number().int("maxConcurrency must be a whole number").min(1).max(256).optional()
+      .describe(`Model calls in flight at once with this key (default ${DEFAULT_AI_MAX_CONCURRENCY})`),
+    inputPricePerMillion: price("inputPricePerMillion"),
+    outputPricePerMillion: price("outputPricePerMillion"),
+    maxCostPerRunUsd: z.number().positive("maxCostPerRunUsd must be more than 0").max(1_000_000).optional()
+      .describe("A spend cap on the model calls of one run, all AI nodes together"),
+  };
+}
 export const aiProviderBody = z
   .strictObject({
     provider: z.enum(aiProviders),
     apiKey: z.string().trim().min(1, "Enter the API key").max(500).regex(PRINTABLE_ASCII, "The API key must be printable ASCII"),
     model: z.string().trim().min(1).max(200).optional(),
     baseUrl: z.url({ protocol: /^https?$/, error: "The base URL must be an http(s) URL" }).max(2000).optional(),
+    ...aiLimitFields(),
   })
   .superRefine((value, ctx) => {
     if (value.provider === "openai-compatible" && !value.baseUrl) {
@@ -84,6 +106,12 @@ export const aiSettingsResponse = z.object({
   model: z.string().nullable(),
   baseUrl: z.string().nullable(),
   keyLast4: z.string(),
+  requestsPerMinute: z.number().int().nullable(),
+  tokensPerMinute: z.number().int().nullable(),
+  maxConcurrency: z.number().int().describe(`Calls in flight per key (default ${DEFAULT_AI_MAX_CONCURRENCY})`),
+  inputPricePerMillion: z.number().nullable(),
+  outputPricePerMillion: z.number().nullable(),
+  maxCostPerRunUsd: z.number().nullable(),
 });
 export const accountResponse = z.object({
   id: z.string(),

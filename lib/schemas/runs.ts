@@ -11,6 +11,11 @@ export const runResult = z.object({
   emailsSent: z.number().int(),
   filteredOut: z.number().int(),
   totalRows: z.number().int().describe("Rows produced by the DATA_SOURCE nodes"),
+  ai: z
+    .object({ calls: z.number().int(), inputTokens: z.number().int(), outputTokens: z.number().int(), costUsd: z.number().nullable() })
+    .optional()
+    .describe("Runs with AI nodes: their paid model calls, tokens and cost (null when no price is known)"),
+  estimate: z.record(z.string(), z.unknown()).optional().describe("An estimate run's figures per AI node and in total"),
 });
 
 export const enqueueRunResponse = z.object({

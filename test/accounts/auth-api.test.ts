@@ -491,7 +491,7 @@ describe("account", () => {
     const key = "sk-test-abcdefghijklmnop-WXYZ";
     const put = await call(putAi, { method: "PUT", path: "/api/account/ai-provider", token: accessToken, json: { provider: "openai", apiKey: key, model: "gpt-4o-mini" } });
     expect(put.status).toBe(200);
-    expect(put.body).toEqual({ provider: "openai", model: "gpt-4o-mini", baseUrl: null, keyLast4: "WXYZ" });
+    expect(put.body).toEqual({ provider: "openai", model: "gpt-4o-mini", baseUrl: null, keyLast4: "WXYZ", requestsPerMinute: null, tokensPerMinute: null, maxConcurrency: 8, inputPricePerMillion: null, outputPricePerMillion: null, maxCostPerRunUsd: null });
     const me = await call(getAccountRoute, { path: "/api/account", token: accessToken });
     expect(me.body.ai).toEqual(put.body);
     expect(me.text).not.toContain("abcdefgh");
@@ -515,7 +515,21 @@ describe("account", () => {
     expect(notHttp.status).toBe(422);
     const ok = await call(putAi, { method: "PUT", path: "/api/account/ai-provider", token: accessToken, json: { provider: "openai-compatible", apiKey: "k-1234", baseUrl: "http://127.0.0.1:11434/v1" } });
     expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ provider: "openai-compatible", model: null, baseUrl: "http://127.0.0.1:11434/v1", keyLast4: "1234" });
+    expect(ok.body).toEqual({ provider: "openai-compatible", model: null, baseUrl: "http://127.0.0.1:11434/v1", keyLast4: "1234", requestsPerMinute: null, tokensPerMinute: null, maxConcurrency: 8, inputPricePerMillion: null, outputPricePerMillion: null, maxCostPerRunUsd: null });
+  });
+
+  it("stores the AI pacing and prices, and refuses values out of range with the path", async () => {
+    const { accessToken } = await signedUp();
+    const limits = { requestsPerMinute: 500, tokensPerMinute: 200_000, maxConcurrency: 4, inputPricePerMillion: 0.15, outputPricePerMillion: 0.6, maxCostPerRunUsd: 5 };
+    const put = await call(putAi, { method: "PUT", path: "/api/account/ai-provider", token: accessToken, json: { provider: "openai", apiKey: "sk-1234", ...limits } });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject(limits);
+    for (const [field, value] of [["requestsPerMinute", 0], ["tokensPerMinute", 1.5], ["maxConcurrency", 1000], ["inputPricePerMillion", -1], ["maxCostPerRunUsd", 0]] as const) {
+      const res = await call(putAi, { method: "PUT", path: "/api/account/ai-provider", token: accessToken, json: { provider: "openai", apiKey: "sk-1234", [field]: value } });
+      expect(res.status, field).toBe(422);
+      expect(res.body.errors[0].path, field).toBe(field);
+    }
+    expect((await call(getAccountRoute, { path: "/api/account", token: accessToken })).body.ai).toMatchObject(limits);
   });
 });
 

@@ -11,7 +11,8 @@ import type { AddressInfo } from "node:net";
  *   ai.hangNext(1)          // the next request never answers (timeouts); hangNext(0) stops that
  *   ai.requests             // every request body received (model, messages, response_format…)
  *   ai.limit({ requestsPerWindow: 60, tokensPerWindow: 10_000, windowMs: 60_000 })
- *                           // a provider rate limit: OpenAI's x-ratelimit-* headers on every answer, 429 beyond it
+ *                           // a provider rate limit (buckets refilled continuously, full once per window): OpenAI's
+ *                           // x-ratelimit-* headers on every answer, 429 with retry-after-ms beyond it
  *   ai.refuse((req) => prompt(req).includes("#1200"))   // answer 400 for these requests (a refused item)
  *   ai.quotaExhausted(true) // answer 429 insufficient_quota from now on
  *   ai.callsFor("#12")      // how many requests carried this text in their user message
@@ -38,7 +39,7 @@ export type FakeOpenAI = {
   quotaExhausted(on: boolean): void;
   callsFor(text: string): number;
   delayMs(ms: number): void;
-  stats: { ok: number; rateLimited: number };
+  stats: { ok: number; rateLimited: number; inFlight: number; maxInFlight: number };
   close(): Promise<void>;
 };
 
@@ -59,40 +60,59 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   let hangs = 0;
   const hanging = new Set<http.ServerResponse>();
   let limits: { requestsPerWindow?: number; tokensPerWindow?: number; windowMs: number } | null = null;
-  let window = { start: Date.now(), requests: 0, tokens: 0 };
+  // OpenAI's limits behave as buckets that refill continuously (a full bucket per window): `remaining` is what is left,
+  // `reset` the time until the bucket is full again.
+  let bucket = { at: Date.now(), requests: 0, tokens: 0 };
   let refuse: ((req: ChatRequest) => boolean) | null = null;
   let quota = false;
   let delay = 0;
-  const stats = { ok: 0, rateLimited: 0 };
+  const stats = { ok: 0, rateLimited: 0, inFlight: 0, maxInFlight: 0 };
 
-  /** OpenAI's rate-limit headers for the current window ("1.5s", "250ms" resets). */
+  const refill = () => {
+    if (!limits) return;
+    const now = Date.now();
+    const elapsed = now - bucket.at;
+    bucket.at = now;
+    if (limits.requestsPerWindow) bucket.requests = Math.min(limits.requestsPerWindow, bucket.requests + (elapsed * limits.requestsPerWindow) / limits.windowMs);
+    if (limits.tokensPerWindow) bucket.tokens = Math.min(limits.tokensPerWindow, bucket.tokens + (elapsed * limits.tokensPerWindow) / limits.windowMs);
+  };
+  const duration = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(3)}s` : `${Math.ceil(ms)}ms`);
+
+  /** OpenAI's rate-limit headers ("1.5s", "250ms" resets). */
   const limitHeaders = (): Record<string, string> => {
     if (!limits) return {};
-    const resetMs = Math.max(0, window.start + limits.windowMs - Date.now());
-    const reset = resetMs >= 1000 ? `${(resetMs / 1000).toFixed(3)}s` : `${resetMs}ms`;
+    refill();
     const headers: Record<string, string> = {};
     if (limits.requestsPerWindow) {
       headers["x-ratelimit-limit-requests"] = String(limits.requestsPerWindow);
-      headers["x-ratelimit-remaining-requests"] = String(Math.max(0, limits.requestsPerWindow - window.requests));
-      headers["x-ratelimit-reset-requests"] = reset;
+      headers["x-ratelimit-remaining-requests"] = String(Math.floor(bucket.requests));
+      headers["x-ratelimit-reset-requests"] = duration(((limits.requestsPerWindow - bucket.requests) * limits.windowMs) / limits.requestsPerWindow);
     }
     if (limits.tokensPerWindow) {
       headers["x-ratelimit-limit-tokens"] = String(limits.tokensPerWindow);
-      headers["x-ratelimit-remaining-tokens"] = String(Math.max(0, limits.tokensPerWindow - window.tokens));
-      headers["x-ratelimit-reset-tokens"] = reset;
+      headers["x-ratelimit-remaining-tokens"] = String(Math.floor(bucket.tokens));
+      headers["x-ratelimit-reset-tokens"] = duration(((limits.tokensPerWindow - bucket.tokens) * limits.windowMs) / limits.tokensPerWindow);
     }
     return headers;
   };
 
-  /** Counts the request against the window; false when it is over the limit (a 429). */
+  /** Takes the request from the buckets; false when one has too little (a 429). */
   const admit = (tokens: number): boolean => {
     if (!limits) return true;
-    if (Date.now() >= window.start + limits.windowMs) window = { start: Date.now(), requests: 0, tokens: 0 };
-    if (limits.requestsPerWindow && window.requests + 1 > limits.requestsPerWindow) return false;
-    if (limits.tokensPerWindow && window.tokens + tokens > limits.tokensPerWindow) return false;
-    window.requests++;
-    window.tokens += tokens;
+    refill();
+    if (limits.requestsPerWindow && bucket.requests < 1) return false;
+    if (limits.tokensPerWindow && bucket.tokens < tokens) return false;
+    bucket.requests -= 1;
+    bucket.tokens -= tokens;
     return true;
+  };
+
+  /** Milliseconds until the request would be admitted. */
+  const waitFor = (tokens: number): number => {
+    if (!limits) return 0;
+    const r = limits.requestsPerWindow ? ((1 - bucket.requests) * limits.windowMs) / limits.requestsPerWindow : 0;
+    const t = limits.tokensPerWindow ? ((tokens - bucket.tokens) * limits.windowMs) / limits.tokensPerWindow : 0;
+    return Math.max(1, Math.ceil(Math.max(r, t)));
   };
 
   const server = http.createServer((req, res) => {
@@ -105,6 +125,9 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       }
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ChatRequest;
       requests.push(body);
+      stats.inFlight++;
+      stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
+      res.on("close", () => stats.inFlight--);
       if (hangs > 0) {
         hangs--;
         hanging.add(res);
@@ -119,7 +142,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       const tokens = fakeTokens(body);
       if (!admit(tokens)) {
         stats.rateLimited++;
-        const resetMs = Math.max(1, window.start + (limits?.windowMs ?? 0) - Date.now());
+        const resetMs = waitFor(tokens);
         res
           .writeHead(429, { "content-type": "application/json", ...limitHeaders(), "retry-after-ms": String(resetMs) })
           .end(JSON.stringify({ error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } }));
@@ -173,7 +196,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     },
     limit: (next) => {
       limits = next ? { windowMs: 60_000, ...next } : null;
-      window = { start: Date.now(), requests: 0, tokens: 0 };
+      bucket = { at: Date.now(), requests: next?.requestsPerWindow ?? 0, tokens: next?.tokensPerWindow ?? 0 };
     },
     refuse: (fn) => {
       refuse = fn;

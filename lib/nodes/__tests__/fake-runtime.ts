@@ -33,5 +33,6 @@ export const unavailablePorts: NodePorts = {
   aiSettings: unavailable,
   ledger: new Proxy({} as NodePorts["ledger"], { get: () => unavailable }),
   pacing: { acquire: unavailable, report: unavailable },
+  aiLimiter: { acquire: unavailable, release: unavailable, budgetMinutes: 60 },
   answers: new Proxy({} as NodePorts["answers"], { get: () => unavailable }),
 };

@@ -1,10 +1,13 @@
 import "server-only";
-import { getConfig } from "@/lib/config";
+import { limiterKey } from "@/lib/ai/limiter-key";
+import { DEFAULT_AI_MAX_CONCURRENCY } from "@/lib/schemas/accounts";
+import type { AiSettings } from "@/lib/ai/settings";
 import { sliceClock } from "@/lib/slices";
 import { NodeError, type NodeExecutor, type NodeRuntime } from "../types";
 import type { AnswerTotals } from "../ports";
 import { aiData, answerKey, fmt, mergeItem, prepare } from "./items";
 import { noteStart, runItems, type BatchContext } from "./run-items";
+import { assertPriced, capsOf } from "./spend";
 
 /** Items per durable step: the engine runs a few steps at once and checks cancel between groups of them. */
 export const AI_ITEMS_PER_BATCH = 100;
@@ -21,6 +24,7 @@ const READ_PAGE = 2_000;
 export const aiExecutor: NodeExecutor<"AI"> = {
   async execute(node, rt) {
     const prep = await prepare(node, rt);
+    assertPriced(capsOf(prep.settings, aiData(node).maxCostUsd), prep.prices, prep.modelId);
     noteStart(rt);
     const requests: { itemIndex: number; hash: string }[] = new Array(prep.count);
     const clock = sliceClock();
@@ -36,7 +40,7 @@ export const aiExecutor: NodeExecutor<"AI"> = {
 
   async runBatch(node, rt, batch) {
     const from = batch * AI_ITEMS_PER_BATCH;
-    return runItems(node, rt, from, from + AI_ITEMS_PER_BATCH, await batchContext(rt));
+    return runItems(node, rt, from, from + AI_ITEMS_PER_BATCH, batchContext(rt, (await prepare(node, rt)).settings));
   },
 
   async complete(node, rt) {
@@ -78,9 +82,16 @@ function usageLog(totals: AnswerTotals): string {
   return `AI: ${fmt(totals.calls)} call(s), ${fmt(totals.inputTokens)} input and ${fmt(totals.outputTokens)} output tokens, ${cost}` + (reused > 0 ? `; ${fmt(reused)} answer(s) reused` : "");
 }
 
-async function batchContext(rt: NodeRuntime): Promise<BatchContext> {
-  const settings = await rt.ports.aiSettings(rt.accountId);
-  return { budgetMinutes: getConfig().aiBudgetMinutes, maxConcurrency: 8, limiterKey: `${rt.accountId}:${settings?.provider ?? ""}` };
+function batchContext(rt: NodeRuntime, settings: AiSettings): BatchContext {
+  return {
+    budgetMinutes: rt.ports.aiLimiter.budgetMinutes,
+    limiterKey: limiterKey(settings),
+    limits: {
+      requestsPerMinute: settings.requestsPerMinute ?? null,
+      tokensPerMinute: settings.tokensPerMinute ?? null,
+      maxConcurrency: settings.maxConcurrency ?? DEFAULT_AI_MAX_CONCURRENCY,
+    },
+  };
 }
 
 

@@ -1,6 +1,7 @@
 import "server-only";
 import { requestHash } from "@/lib/ai/request-hash";
 import { resolveModelId } from "@/lib/ai/model";
+import { pricesFor, type Prices } from "@/lib/ai/prices";
 import type { DeclaredOutput } from "@/lib/ai/output-schema";
 import type { AiSettings } from "@/lib/ai/settings";
 import { renderTemplate, renderTemplateString, TemplateError } from "@/lib/graph/templates";
@@ -31,6 +32,8 @@ export type Prepared = {
   modelId: string;
   list: unknown[] | null;
   count: number;
+  /** USD per million tokens (null: unknown). */
+  prices: Prices;
   render(index: number): { prompt: string; system?: string; hash: string };
 };
 
@@ -53,7 +56,7 @@ export async function prepare(node: NodeOf<"AI">, rt: NodeRuntime): Promise<Prep
     const hash = requestHash({ provider: settings.provider, modelId, system, prompt, outputs: data.output, temperature: data.temperature });
     return { prompt, system, hash };
   };
-  const ready: Prepared = { settings, modelId, list, count: list ? list.length : 1, render };
+  const ready: Prepared = { settings, modelId, list, count: list ? list.length : 1, prices: pricesFor(settings, modelId), render };
   prepared.set(rt, ready);
   return ready;
 }

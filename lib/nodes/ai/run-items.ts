@@ -1,8 +1,12 @@
 import "server-only";
 import { callModel, type ModelAnswer, type ModelFailure } from "@/lib/ai/call-model";
-import type { AnswerTotals, LedgerKey } from "../ports";
+import { readRateHeaders } from "@/lib/ai/rate-headers";
+import { approxCallTokens, approxTokens } from "@/lib/ai/tokens";
+import type { AiCallLimits, AnswerTotals, LedgerKey } from "../ports";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";
 import { aiData, answerKey, fmt, prepare, type Prepared } from "./items";
+import { costOf } from "@/lib/ai/prices";
+import { addSpend, capReached, capsOf, capSentence, loadTally } from "./spend";
 
 /**
  * How calls are retried and stopped. Mutable so tests can shorten it (tests count calls, never time).
@@ -38,7 +42,7 @@ export function noteStart(rt: NodeRuntime): void {
   if (!startedAt.has(rt)) startedAt.set(rt, Date.now());
 }
 
-export type BatchContext = { budgetMinutes: number; maxConcurrency: number; limiterKey: string };
+export type BatchContext = { budgetMinutes: number; limits: AiCallLimits; limiterKey: string };
 
 /**
  * Asks the model for the pending items of [from, to): at most `maxConcurrency` at once, each answer (or failure)
@@ -52,6 +56,7 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
   const pending = await answers.pending(key, from, Math.min(to, prep.count));
   if (pending.length === 0) return;
   noteStart(rt);
+  await loadTally(rt, key);
   const deadline = (startedAt.get(rt) ?? Date.now()) + (aiItemPolicy.budgetMs ?? ctx.budgetMinutes * 60_000);
   const controller = new AbortController();
   let stopping = false;
@@ -70,10 +75,10 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
     const lane = async () => {
       while (next < pending.length && !halted()) {
         const index = pending[next++];
-        const release = await enter(ctx.limiterKey, ctx.maxConcurrency);
+        const release = await enter(ctx.limiterKey, ctx.limits.maxConcurrency);
         try {
           if (halted()) return;
-          const outcome = await askItem(prep, node, index, { deadline, signal: controller.signal, halted });
+          const outcome = await askItem(rt, prep, node, index, ctx, { deadline, signal: controller.signal, halted });
           const error = await settle(rt, node, prep, index, outcome, ctx.budgetMinutes);
           if (error && !failure) {
             failure = error;
@@ -84,7 +89,7 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(ctx.maxConcurrency, pending.length) }, lane));
+    await Promise.all(Array.from({ length: Math.min(ctx.limits.maxConcurrency, pending.length) }, lane));
   } finally {
     clearInterval(watcher);
   }
@@ -96,26 +101,53 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
   await writeProgress(rt, key, prep);
 }
 
-type Outcome = ModelAnswer | ModelFailure | { ok: false; kind: "budget"; message: string };
+type Outcome = ModelAnswer | ModelFailure | { ok: false; kind: "budget"; message: string } | { ok: false; kind: "cap"; cap: number };
 
-/** One item: asked until it is answered, refused, or the budget or a stop ends the waiting. */
+/**
+ * One item: asked until it is answered, refused, or the budget or a stop ends the waiting. Every attempt takes its
+ * slot from the shared limiter and gives it back with what the provider said (real tokens, rate-limit headers); a
+ * transient failure waits for the shared hold when the provider named one, else for its own jittered backoff.
+ */
 async function askItem(
+  rt: NodeRuntime,
   prep: Prepared,
   node: NodeOf<"AI">,
   index: number,
+  ctx: BatchContext,
   opts: { deadline: number; signal: AbortSignal; halted: () => boolean },
 ): Promise<Outcome> {
   const data = aiData(node);
   const { prompt, system } = prep.render(index);
+  const estimate = approxCallTokens(system, prompt, data.output);
+  const limiter = rt.ports.aiLimiter;
+  const aborted = { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} } as const;
+  const caps = capsOf(prep.settings, data.maxCostUsd);
+  const inputEstimate = approxTokens((system ?? "") + prompt);
   let last: ModelFailure | undefined;
   for (let attempt = 0; ; attempt++) {
-    if (attempt > 0 && opts.halted()) return { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} };
+    if (opts.halted()) return aborted;
+    const cap = capReached(rt, caps, prep.prices, inputEstimate);
+    if (cap !== null) return { ok: false, kind: "cap", cap };
+    const slot = await limiter.acquire(ctx.limiterKey, ctx.limits, estimate, { deadline: opts.deadline, halted: opts.halted });
+    if (slot.kind === "stopped") return aborted;
+    if (slot.kind === "deadline") return { ok: false, kind: "budget", message: last?.message ?? "the provider's rate limit allowed no call in time" };
+    // The call's input is counted against the caps while it runs (calls in flight overshoot a cap by their output only).
+    const reserved = costOf(prep.prices, inputEstimate, 0);
+    addSpend(rt, reserved);
+    // callModel never throws for a provider's answer; a lease left by anything else expires with the call timeout.
     const answer = await callModel({ settings: prep.settings, modelId: prep.modelId, system, prompt, temperature: data.temperature, outputs: data.output, signal: opts.signal });
+    addSpend(rt, reserved === null ? null : -reserved);
+    const used = answer.usage;
+    const feedback = readRateHeaders(answer.headers, answer.ok ? 200 : answer.status);
+    await limiter.release(ctx.limiterKey, slot.slot, ctx.limits, {
+      tokenDelta: used ? used.inputTokens + used.outputTokens - estimate : -estimate,
+      ...feedback,
+    });
     if (answer.ok || answer.kind !== "transient") return answer;
     last = answer;
-    const wait = backoff(attempt);
+    const wait = feedback.holdMs ? 0 : backoff(attempt);
     if (Date.now() + wait > opts.deadline) return { ok: false, kind: "budget", message: last.message };
-    if (!(await sleep(wait, opts))) return { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} };
+    if (!(await sleep(wait, opts))) return aborted;
   }
 }
 
@@ -140,17 +172,22 @@ async function settle(rt: NodeRuntime, node: NodeOf<"AI">, prep: Prepared, index
   const key = answerKey(node, rt);
   const { hash } = prep.render(index);
   if (outcome.ok) {
-    await rt.ports.answers.settle(key, { itemIndex: index, hash, output: outcome.output, ...outcome.usage });
+    const costUsd = costOf(prep.prices, outcome.usage.inputTokens, outcome.usage.outputTokens);
+    addSpend(rt, costUsd);
+    await rt.ports.answers.settle(key, { itemIndex: index, hash, output: outcome.output, ...outcome.usage, costUsd });
     return undefined;
   }
   if (outcome.kind === "aborted") return undefined;
   if (outcome.kind === "item") {
     const error = `${prep.list ? `Item ${index}: ` : ""}${outcome.message}`;
-    await rt.ports.answers.settle(key, { itemIndex: index, hash, error, ...(outcome.usage ?? {}) });
+    const costUsd = outcome.usage ? costOf(prep.prices, outcome.usage.inputTokens, outcome.usage.outputTokens) : null;
+    addSpend(rt, costUsd);
+    await rt.ports.answers.settle(key, { itemIndex: index, hash, error, ...(outcome.usage ?? {}), costUsd });
     if (aiData(node).onItemError === "skip" && prep.list) return undefined;
     return new NodeError(prep.list ? `Item ${fmt(index)} failed: ${outcome.message}` : outcome.message);
   }
   const totals = await rt.ports.answers.totals(key);
+  if (outcome.kind === "cap") return new NodeError(capSentence(outcome.cap, totals.counts.done, prep.count));
   const done = `${fmt(totals.counts.done)} of ${fmt(prep.count)} items are done`;
   if (outcome.kind === "quota") {
     await rt.log("warn", `The AI provider refused for quota or billing: ${outcome.message}`);

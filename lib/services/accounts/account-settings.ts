@@ -6,7 +6,7 @@ import { now as clockNow } from "@/lib/clock";
 import { encryptSecret } from "@/lib/crypto";
 import { AppError, notFound } from "@/lib/http/errors";
 import { assertSafeTargetUrl } from "@/lib/net/ssrf";
-import type { AccountView, AiSettings } from "@/lib/schemas/accounts";
+import { DEFAULT_AI_MAX_CONCURRENCY, type AccountView, type AiSettings } from "@/lib/schemas/accounts";
 
 type AccountRow = typeof accounts.$inferSelect;
 
@@ -17,6 +17,12 @@ function aiView(row: AccountRow): AiSettings | null {
     model: row.aiModel,
     baseUrl: row.aiBaseUrl,
     keyLast4: row.aiKeyLast4 ?? "",
+    requestsPerMinute: row.aiRequestsPerMinute,
+    tokensPerMinute: row.aiTokensPerMinute,
+    maxConcurrency: row.aiMaxConcurrency ?? DEFAULT_AI_MAX_CONCURRENCY,
+    inputPricePerMillion: row.aiInputPricePerMillion,
+    outputPricePerMillion: row.aiOutputPricePerMillion,
+    maxCostPerRunUsd: row.aiMaxCostPerRunUsd,
   };
 }
 
@@ -44,7 +50,18 @@ export async function updateAccount(accountId: string, input: { fullName?: strin
   return accountView(row);
 }
 
-export type AiProviderInput = { provider: AiSettings["provider"]; apiKey: string; model?: string; baseUrl?: string };
+export type AiProviderInput = {
+  provider: AiSettings["provider"];
+  apiKey: string;
+  model?: string;
+  baseUrl?: string;
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
+  maxConcurrency?: number;
+  inputPricePerMillion?: number;
+  outputPricePerMillion?: number;
+  maxCostPerRunUsd?: number;
+};
 
 /** Stores the provider settings; the key is encrypted (AES-256-GCM) and only its last 4 characters come back. */
 export async function setAiProvider(accountId: string, input: AiProviderInput, now = clockNow()): Promise<AiSettings> {
@@ -56,6 +73,13 @@ export async function setAiProvider(accountId: string, input: AiProviderInput, n
     aiBaseUrl: input.baseUrl ?? null,
     aiKeyEncrypted: encryptSecret(input.apiKey),
     aiKeyLast4: input.apiKey.slice(-4),
+    // A PUT replaces the settings: a limit or price left out is no longer set.
+    aiRequestsPerMinute: input.requestsPerMinute ?? null,
+    aiTokensPerMinute: input.tokensPerMinute ?? null,
+    aiMaxConcurrency: input.maxConcurrency ?? null,
+    aiInputPricePerMillion: input.inputPricePerMillion ?? null,
+    aiOutputPricePerMillion: input.outputPricePerMillion ?? null,
+    aiMaxCostPerRunUsd: input.maxCostPerRunUsd ?? null,
     updatedAt: new Date(now),
   }).where(eq(accounts.id, accountId)).returning();
   if (!row) throw notFound("Account");

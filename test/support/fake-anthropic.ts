@@ -1,0 +1,122 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A local Anthropic Messages API (POST /v1/messages), for tests that drive the real AI SDK's Anthropic provider.
+ *
+ *   const claude = await startFakeAnthropic();
+ *   // account settings: provider "anthropic", baseUrl claude.url (ends in /v1)
+ *   claude.answer((text) => ({ greeting: "…" }))   // the JSON object the model "generates" for the user text
+ *   claude.limit({ requestsPerWindow: 4, windowMs: 500 })  // anthropic-ratelimit-* headers; 429 with retry-after beyond
+ *   claude.billingError(true)                       // "Your credit balance is too low…" from now on
+ *   claude.stats                                    // { ok, rateLimited }
+ * The answer comes as the `json` tool's input when the request offers that tool (the SDK's JSON-tool mode), else as
+ * a text block holding the JSON (native structured output).
+ */
+export type FakeAnthropic = {
+  url: string;
+  requests: { body: Record<string, unknown>; headers: http.IncomingHttpHeaders }[];
+  answer(fn: (userText: string) => unknown): void;
+  limit(limits: { requestsPerWindow: number; windowMs: number } | null): void;
+  billingError(on: boolean): void;
+  stats: { ok: number; rateLimited: number };
+  close(): Promise<void>;
+};
+
+type Message = { role: string; content: string | { type: string; text?: string }[] };
+
+export function userText(body: Record<string, unknown>): string {
+  const messages = (body.messages ?? []) as Message[];
+  return messages
+    .filter((m) => m.role === "user")
+    .map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => c.text ?? "").join("")))
+    .join("\n");
+}
+
+export async function startFakeAnthropic(): Promise<FakeAnthropic> {
+  const requests: FakeAnthropic["requests"] = [];
+  let respond: (text: string) => unknown = () => ({});
+  let limits: { requestsPerWindow: number; windowMs: number } | null = null;
+  let window = { start: Date.now(), requests: 0 };
+  let billing = false;
+  const stats = { ok: 0, rateLimited: 0 };
+
+  const limitHeaders = (): Record<string, string> => {
+    if (!limits) return {};
+    return {
+      "anthropic-ratelimit-requests-limit": String(limits.requestsPerWindow),
+      "anthropic-ratelimit-requests-remaining": String(Math.max(0, limits.requestsPerWindow - window.requests)),
+      "anthropic-ratelimit-requests-reset": new Date(window.start + limits.windowMs).toISOString(),
+      // A nonsensical family (a limit of 0) that must be ignored, as some proxies send.
+      "anthropic-ratelimit-tokens-limit": "0",
+      "anthropic-ratelimit-tokens-remaining": "0",
+      "anthropic-ratelimit-tokens-reset": new Date(Date.now() + 3_600_000).toISOString(),
+    };
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+        res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+      if (req.method !== "POST" || !req.url?.endsWith("/messages")) return json(404, { type: "error", error: { type: "not_found_error", message: "Not found" } });
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
+      requests.push({ body, headers: req.headers });
+      if (billing) {
+        return json(400, { type: "error", error: { type: "invalid_request_error", message: "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits." } });
+      }
+      if (limits) {
+        if (Date.now() >= window.start + limits.windowMs) window = { start: Date.now(), requests: 0 };
+        if (window.requests >= limits.requestsPerWindow) {
+          stats.rateLimited++;
+          const seconds = Math.max(1, Math.ceil((window.start + limits.windowMs - Date.now()) / 1000));
+          return json(429, { type: "error", error: { type: "rate_limit_error", message: "Number of requests has exceeded your rate limit" } }, { ...limitHeaders(), "retry-after": String(seconds) });
+        }
+        window.requests++;
+      }
+      stats.ok++;
+      const answer = respond(userText(body));
+      const tools = (body.tools ?? []) as { name?: string }[];
+      const viaTool = tools.some((t) => t.name === "json");
+      const content = viaTool
+        ? [{ type: "tool_use", id: `toolu_${requests.length}`, name: "json", input: answer }]
+        : [{ type: "text", text: JSON.stringify(answer) }];
+      return json(
+        200,
+        {
+          id: `msg_${requests.length}`,
+          type: "message",
+          role: "assistant",
+          model: body.model,
+          content,
+          stop_reason: viaTool ? "tool_use" : "end_turn",
+          stop_sequence: null,
+          usage: { input_tokens: 12, output_tokens: 8 },
+        },
+        limitHeaders(),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    answer: (fn) => {
+      respond = fn;
+    },
+    limit: (next) => {
+      limits = next;
+      window = { start: Date.now(), requests: 0 };
+    },
+    billingError: (on) => {
+      billing = on;
+    },
+    stats,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
