@@ -90,13 +90,14 @@ export type Begun = {
 
 /**
  * What the daily quota counts (EMAIL_DAILY_QUOTA): workflow emails the account sent or is about to send today (UTC),
- * this node's apart — previews, suppressed, duplicate and failed records send nothing and do not count. An index scan
+ * this node's apart — previews, suppressed, duplicate and failed records send nothing and do not count (an SMTP or
+ * SES email `sending` or `unknown` may have gone: it counts). An index scan
  * over every email the account recorded today, each row read for its status: read it only when quotaBound cannot
  * settle the check.
  */
 function usedTodayExact(key: LedgerKey): SQL {
   return sql`(select count(*) from email_sends
-    where account_id = ${key.accountId} and status in ('pending', 'sent')
+    where account_id = ${key.accountId} and status in ('pending', 'sent', 'sending', 'unknown')
       and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
       and not (run_id = ${key.runId} and node_id = ${key.nodeId}))::int`;
 }
@@ -394,7 +395,7 @@ function progressFromCounts(execRunId: string, nodeId: string): SQL {
 }
 
 function toCounts(rows: { status: EmailSendStatus | null; n: number }[]): StatusCounts {
-  const counts: StatusCounts = { pending: 0, sent: 0, suppressed: 0, duplicate: 0, failed: 0, preview: 0 };
+  const counts: StatusCounts = { pending: 0, sent: 0, suppressed: 0, duplicate: 0, failed: 0, preview: 0, sending: 0, unknown: 0 };
   for (const row of rows) if (row.status) counts[row.status] = Number(row.n);
   return counts;
 }

@@ -7,3 +7,4 @@ export * from "./google";
 export * from "./sending";
 export * from "./triggers";
 export * from "./tus-uploads";
+export * from "./senders";

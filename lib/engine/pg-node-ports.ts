@@ -2,8 +2,10 @@ import "server-only";
 import type { Db } from "@/db/client";
 import { findUpload, findUploadWithRows, readUploadRows, type UploadPrefetch } from "@/db/queries/upload-rows";
 import { loadAiSettings } from "@/lib/ai/settings";
-import { acquireSendSlot, reportRateLimit, slotStatement } from "@/lib/email/pacing";
+import { acquireSendSlot, reportRateLimit, slotStatement, takeSlots } from "@/lib/email/pacing";
 import * as ledger from "@/db/queries/send-ledger";
+import * as each from "@/db/queries/send-ledger-each";
+import { noteSenderError, resolveSender } from "@/lib/services/senders/resolve-sender";
 import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
 
@@ -70,10 +72,21 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
         markSentAndCount: (sendKey, sent, nodes) => ledger.markSharedSentAndCount(db, sendKey, sent, nodes),
         release: (sendKey) => ledger.releaseSharedSend(db, sendKey),
       },
+      each: {
+        begin: (key, indexes) => each.beginSendingEach(db, key, indexes),
+        settle: (key, refused, unsent) => each.settleEach(db, key, refused, unsent),
+        settleUnknown: (key, from, to) => each.settleUnknown(db, key, from, to),
+      },
+    },
+    senders: {
+      resolve: (accountId, senderId) => resolveSender(db, accountId, senderId),
+      takeDaily: (key, quota, n) => each.takeDailyQuota(db, key, quota, n),
+      noteError: (senderId, error) => noteSenderError(db, senderId, error),
     },
     pacing: {
       acquire: (key, rate, shouldStop) => acquireSendSlot(volatile, key, rate, shouldStop),
       report: (key, rate, info, status) => reportRateLimit(volatile, key, rate, info, status),
+      reserve: (key, rate, n) => takeSlots(volatile, key, rate, n),
     },
   };
 }
