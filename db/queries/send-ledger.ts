@@ -139,7 +139,7 @@ export async function recordAndBegin(
     sql`with reopened as (${reopenStatement(key)} returning e.item_index, e.status, e.send_key),
         inserted as (${insertStatement(key, emails)} returning item_index, status, send_key), counted as (${quotaCountStatement(key.accountId)}), node_rows as (
           select item_index, status, send_key from email_sends
-          where run_id = ${key.runId} and node_id = ${key.nodeId} and status not in ('failed', 'pending')
+          where run_id = ${key.runId} and node_id = ${key.nodeId} and status not in ${reopened(key)}
           union all select item_index, status, send_key from reopened
           union all select item_index, status, send_key from inserted
         ), mine as (
@@ -188,7 +188,12 @@ function reopenStatement(key: LedgerKey) {
   return sql`update email_sends e set
       status = case when e.send_key is null and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = e."to") then 'suppressed' else 'pending' end,
       error = null
-    where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.status in ('failed', 'pending')`;
+    where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.status in ${reopened(key)}`;
+}
+
+/** The statuses a new execution of the node reopens (reopenStatement): unsent ones, or (resend-unknown) unknown ones. */
+function reopened(key: LedgerKey): SQL {
+  return key.reopen === "unknown" ? sql`('unknown', 'pending')` : sql`('failed', 'pending')`;
 }
 
 /**

@@ -21,7 +21,16 @@ export interface UploadReader {
  * A send-ledger key: one row per (ledger run, node, item), the exactly-once guard and the per-email record of a run.
  * `runId` here is the ledger run (the first run of a retry chain), so a retry never re-sends what its chain sent.
  */
-export type LedgerKey = { runId: string; nodeId: string; accountId: string };
+export type LedgerKey = {
+  runId: string;
+  nodeId: string;
+  accountId: string;
+  /**
+   * What an execution of the node sends again of its ledger rows: by default what an earlier attempt left unsent
+   * (failed, pending); `unknown` (a resend-unknown run): only the emails whose fate a crash left unknown.
+   */
+  reopen?: "unknown";
+};
 
 export type LedgerEmail = {
   itemIndex: number;

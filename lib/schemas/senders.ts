@@ -122,4 +122,16 @@ export const senderOperations: OperationSpec[] = [
     responses: { 200: { description: "Sent", schema: testSenderResponse } },
     errors: ["not_found", "sender_test_failed"],
   },
+  {
+    method: "post", path: "/api/workflows/runs/:runId/resend-unknown", operationId: "resendUnknown", tag: "Sending", auth: true,
+    summary: "Send again exactly the SMTP/SES emails of a finished run whose fate a crash left unknown (they may have been delivered): a new live run; 409 when there are none or they were already resent",
+    responses: {
+      202: {
+        description: "The live run, enqueued",
+        schema: z.object({ runId: z.string(), workflowId: z.string(), status: z.literal("PENDING"), enqueuedAt: z.string(), resendOf: z.string() }),
+        headers: ["Location"],
+      },
+    },
+    errors: ["not_found", "conflict"],
+  },
 ];

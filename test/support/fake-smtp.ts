@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
  *   smtp.throttleNext(3)                            // the next 3 MAIL FROM answer 421 (try later)
  *   smtp.requireAuth("user", "pass")                // AUTH required; a wrong password answers 535
  *   smtp.holdMessages(true)                         // DATA is not answered until release() (a call under way)
+ *   smtp.holdAfter(50)                              // the first 50 messages are answered, later ones held
  *   await smtp.close();
  */
 export type FakeSmtpMessage = { from: string; to: string[]; raw: string; messageId?: string; subject?: string };
@@ -26,6 +27,7 @@ export type FakeSmtp = {
   throttleNext(n: number): void;
   requireAuth(user: string, pass: string): void;
   holdMessages(hold: boolean): void;
+  holdAfter(n: number): void;
   /** Messages whose DATA is held (received, not yet answered). */
   readonly held: number;
   release(): void;
@@ -38,6 +40,7 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
   let throttle = 0;
   let auth: { user: string; pass: string } | undefined;
   let hold = false;
+  let holdFrom = Number.POSITIVE_INFINITY;
   const waiting: (() => void)[] = [];
   const state = { connections: 0, open: 0, maxOpen: 0 };
   const messages: FakeSmtpMessage[] = [];
@@ -93,7 +96,7 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
           });
           callback(null, "Queued");
         };
-        if (hold) waiting.push(accept);
+        if (hold || messages.length + waiting.length >= holdFrom) waiting.push(accept);
         else accept();
       });
     },
@@ -120,6 +123,7 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
     throttleNext: (n) => void (throttle = n),
     requireAuth: (user, pass) => void (auth = { user, pass }),
     holdMessages: (h) => void (hold = h),
+    holdAfter: (n) => void (holdFrom = n),
     release: () => waiting.splice(0).forEach((f) => f()),
     reset() {
       messages.length = 0;
@@ -127,6 +131,7 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
       throttle = 0;
       auth = undefined;
       hold = false;
+      holdFrom = Number.POSITIVE_INFINITY;
       waiting.splice(0).forEach((f) => f());
       state.maxOpen = state.open;
     },

@@ -13,7 +13,13 @@ import { senderOf } from "./sender-of";
 
 export const EMAILS_PER_BATCH = 100;
 
-const ledgerKey = (node: NodeOf<"OUTPUT">, rt: NodeRuntime): LedgerKey => ({ runId: rt.ledgerRunId, nodeId: node.id, accountId: rt.accountId });
+const ledgerKey = (node: NodeOf<"OUTPUT">, rt: NodeRuntime): LedgerKey => ({
+  runId: rt.ledgerRunId,
+  nodeId: node.id,
+  accountId: rt.accountId,
+  // A resend-unknown run sends exactly the emails of unknown fate: refused (failed) ones stay as they are.
+  ...(rt.trigger === "resend_unknown" ? { reopen: "unknown" as const } : {}),
+});
 /**
  * 12345 → "12,345", as toLocaleString("en-US") writes it, without ICU: a process's first toLocaleString loads ICU's
  * number data (~20 ms on the main thread, in the first run's OUTPUT node).
