@@ -86,6 +86,7 @@ const envSchema = z.object({
   LOG_FORMAT: z.enum(["json", "pretty", ""]).optional(),
   AI_BUDGET_MINUTES: positiveInt(60),
   SMTP_URL: optionalString,
+  SES_ENDPOINT: optionalString,
   METRICS_TOKEN: optionalString,
   EXECUTOR: z.enum(["on", "off", ""]).optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString,
@@ -101,7 +102,7 @@ export type Config = {
   databaseAsyncRunState: boolean;
   inngest: { enabled: boolean; eventKey?: string; signingKey?: string; dev: boolean };
   resend: { apiKey?: string; baseUrl?: string };
-  emailTransport: "resend" | "mailbox";
+  emailTransport: "resend" | "smtp" | "mailbox";
   authSecret: string;
   encryptionKey: string;
   google: {
@@ -154,6 +155,8 @@ export type Config = {
   aiBudgetMinutes: number;
   /** The deployment's SMTP transport (`smtp://` or `smtps://user:pass@host:port`), beside or instead of Resend. */
   smtpUrl?: string;
+  /** Another Amazon SES API address for every SES sender (tests run a local fake there). */
+  sesEndpoint?: string;
   /** Set: GET /api/metrics serves Prometheus metrics to `Authorization: Bearer <token>`; unset: it answers 404. */
   metricsToken?: string;
   /** EXECUTOR=off: this process only enqueues runs; worker processes (`npm run worker`) execute them. */
@@ -257,6 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     logFormat: e.LOG_FORMAT ? e.LOG_FORMAT : e.NODE_ENV === "production" ? "json" : "pretty",
     aiBudgetMinutes: e.AI_BUDGET_MINUTES,
     smtpUrl: e.SMTP_URL,
+    sesEndpoint: e.SES_ENDPOINT,
     metricsToken: e.METRICS_TOKEN,
     executorEnabled: e.EXECUTOR !== "off",
     otelExporterEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
@@ -264,15 +268,16 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
 }
 
 /**
- * Resend with a key, else the local mailbox — which in production serves only with MAILBOX_ENABLED=true: it shows every
+ * Resend with a key, else SMTP with SMTP_URL, else the local mailbox — which in production serves only with MAILBOX_ENABLED=true: it shows every
  * email (sign-up codes included) to anyone who reaches the server (CONTRACT 15). `next build` runs in production mode
  * without runtime secrets, so the refusal waits for the server's start.
  */
-function emailTransport(e: z.infer<typeof envSchema>): "resend" | "mailbox" {
+function emailTransport(e: z.infer<typeof envSchema>): "resend" | "smtp" | "mailbox" {
   if (e.RESEND_API_KEY) return "resend";
+  if (e.SMTP_URL) return "smtp";
   if (e.NODE_ENV === "production" && !e.MAILBOX_ENABLED && process.env.NEXT_PHASE !== "phase-production-build") {
     throw new ConfigError(
-      "No email transport for production: set RESEND_API_KEY (send through Resend), or MAILBOX_ENABLED=true for a private demo " +
+      "No email transport for production: set RESEND_API_KEY (send through Resend), SMTP_URL (an SMTP server), or MAILBOX_ENABLED=true for a private demo " +
         "(the local mailbox lets anyone who reaches the server read every email, sign-up codes included).",
     );
   }

@@ -1,6 +1,6 @@
 import { randomFillSync } from "node:crypto";
 
-export type IdPrefix = "usr" | "wf" | "run" | "upl" | "whk" | "otp" | "pwr" | "rt" | "fam" | "msg" | "eml" | "dlv" | "ost" | "hook" | "key";
+export type IdPrefix = "usr" | "wf" | "run" | "upl" | "whk" | "otp" | "pwr" | "rt" | "fam" | "msg" | "eml" | "dlv" | "ost" | "hook" | "key" | "snd";
 
 /**
  * Random bytes from the CSPRNG, drawn 4 KiB at a time and handed out 16 at a time, never twice (as the uuid package

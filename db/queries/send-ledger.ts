@@ -90,13 +90,14 @@ export type Begun = {
 
 /**
  * What the daily quota counts (EMAIL_DAILY_QUOTA): workflow emails the account sent or is about to send today (UTC),
- * this node's apart — previews, suppressed, duplicate and failed records send nothing and do not count. An index scan
+ * this node's apart — previews, suppressed, duplicate and failed records send nothing and do not count (an SMTP or
+ * SES email `sending` or `unknown` may have gone: it counts). An index scan
  * over every email the account recorded today, each row read for its status: read it only when quotaBound cannot
  * settle the check.
  */
 function usedTodayExact(key: LedgerKey): SQL {
   return sql`(select count(*) from email_sends
-    where account_id = ${key.accountId} and status in ('pending', 'sent')
+    where account_id = ${key.accountId} and status in ('pending', 'sent', 'sending', 'unknown')
       and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
       and not (run_id = ${key.runId} and node_id = ${key.nodeId}))::int`;
 }
@@ -138,7 +139,7 @@ export async function recordAndBegin(
     sql`with reopened as (${reopenStatement(key)} returning e.item_index, e.status, e.send_key),
         inserted as (${insertStatement(key, emails)} returning item_index, status, send_key), counted as (${quotaCountStatement(key.accountId)}), node_rows as (
           select item_index, status, send_key from email_sends
-          where run_id = ${key.runId} and node_id = ${key.nodeId} and status not in ('failed', 'pending')
+          where run_id = ${key.runId} and node_id = ${key.nodeId} and status not in ${reopened(key)}
           union all select item_index, status, send_key from reopened
           union all select item_index, status, send_key from inserted
         ), mine as (
@@ -187,7 +188,12 @@ function reopenStatement(key: LedgerKey) {
   return sql`update email_sends e set
       status = case when e.send_key is null and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = e."to") then 'suppressed' else 'pending' end,
       error = null
-    where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.status in ('failed', 'pending')`;
+    where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.status in ${reopened(key)}`;
+}
+
+/** The statuses a new execution of the node reopens (reopenStatement): unsent ones, or (resend-unknown) unknown ones. */
+function reopened(key: LedgerKey): SQL {
+  return key.reopen === "unknown" ? sql`('unknown', 'pending')` : sql`('failed', 'pending')`;
 }
 
 /**
@@ -394,7 +400,7 @@ function progressFromCounts(execRunId: string, nodeId: string): SQL {
 }
 
 function toCounts(rows: { status: EmailSendStatus | null; n: number }[]): StatusCounts {
-  const counts: StatusCounts = { pending: 0, sent: 0, suppressed: 0, duplicate: 0, failed: 0, preview: 0 };
+  const counts: StatusCounts = { pending: 0, sent: 0, suppressed: 0, duplicate: 0, failed: 0, preview: 0, sending: 0, unknown: 0 };
   for (const row of rows) if (row.status) counts[row.status] = Number(row.n);
   return counts;
 }

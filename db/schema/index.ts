@@ -9,3 +9,4 @@ export * from "./triggers";
 export * from "./tus-uploads";
 export * from "./api-keys";
 export * from "./ai";
+export * from "./senders";

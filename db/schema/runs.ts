@@ -18,9 +18,15 @@ export type RunResult = {
   ai?: { calls: number; inputTokens: number; outputTokens: number; costUsd: number | null };
   /** An estimate run's figures (POST run with mode "estimate"). */
   estimate?: Record<string, unknown>;
+  /**
+   * Emails refused for good by the provider (SMTP 5xx, SES MessageRejected), and SMTP/SES emails whose call a crash
+   * left unknown (not sent again): present when not zero.
+   */
+  failed?: number;
+  unknown?: number;
 };
 /** How a run was started (CONTRACT 12). */
-export type RunTrigger = "manual" | "schedule" | "hook" | "retry" | "send";
+export type RunTrigger = "manual" | "schedule" | "hook" | "retry" | "send" | "resend_unknown";
 /** A preview renders and records every email but sends none (CONTRACT 11). */
 export type RunMode = "live" | "preview";
 
@@ -49,6 +55,8 @@ export const runs = pgTable("runs", {
   retryOf: text("retry_of"),
   /** The SUCCESS preview this live run sends (its node outputs are reused). */
   sendOf: text("send_of"),
+  /** The run whose emails of unknown fate this live run sends again (POST …/resend-unknown). */
+  resendOf: text("resend_of"),
   /** The first run of a retry chain (null: this run is its own root); the send ledger is keyed by it. */
   chainRootId: text("chain_root_id"),
   /** An inbound hook's JSON body: the TRIGGER node's output is `{ body }` for this run. */
@@ -182,7 +190,12 @@ export const nodeSentCounts = pgTable("node_sent_counts", {
 }, (t) => [primaryKey({ name: "node_sent_counts_pk", columns: [t.runId, t.nodeId, t.slot] })]);
 
 /** One email of an OUTPUT node (CONTRACT 11, "Emails of a run"). */
-export type EmailSendStatus = "pending" | "sent" | "suppressed" | "duplicate" | "failed" | "preview";
+/**
+ * `sending`: an SMTP or SES email whose call is under way (recorded before the call; those providers have no
+ * idempotency key); `unknown`: one found still `sending` when its node resumed — it may or may not have been
+ * delivered, and is not sent again unless a person asks (POST …/resend-unknown).
+ */
+export type EmailSendStatus = "pending" | "sent" | "suppressed" | "duplicate" | "failed" | "preview" | "sending" | "unknown";
 
 export const idempotencyKeys = pgTable("idempotency_keys", {
   accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),

@@ -94,9 +94,10 @@ export interface Run {
   result?: { emailsSent: number; filteredOut: number; totalRows: number; suppressed?: number; duplicates?: number; emailsPlanned?: number } | null;
   mode?: "live" | "preview";
   /** How the run started (CONTRACT 12–13). */
-  trigger?: "manual" | "schedule" | "hook" | "retry" | "send";
+  trigger?: "manual" | "schedule" | "hook" | "retry" | "send" | "resend_unknown";
   retryOf?: string;
   sendOf?: string;
+  resendOf?: string;
   /** PENDING runs: 1 = the next run of its workflow to start. */
   queuePosition?: number;
   /** RUNNING runs: a cancel was asked; it stops at its next step. */

@@ -99,3 +99,24 @@ export async function reportRateLimit(db: Db, key: string, ratePerSecond: number
 
 /** The provider limit this process last wrote per key, so an unchanged `ratelimit-limit` costs no statement. */
 const knownLimits = new Map<string, number | null>();
+
+/**
+ * Takes `n` consecutive slots of `key` in one statement (a sender paced per email: SMTP, SES): the first starts
+ * `waitMs` from now, the next ones every `spacingMs` (the limiter's spacing, the provider's lower limit included).
+ */
+export async function takeSlots(db: Db, key: string, ratePerSecond: number, n: number): Promise<{ waitMs: number; spacingMs: number }> {
+  const margin = pacingPolicy.marginFactor;
+  const [row] = await execRows<{ wait_ms: number | string; spacing_ms: number | string }>(
+    db,
+    sql`insert into email_send_pacing as p (key, next_at, slot_at, updated_at)
+        select ${key}, now() + make_interval(secs => ${(margin * n) / ratePerSecond}::float8), now(), now()
+        on conflict (key) do update set
+          slot_at = greatest(p.next_at, now()),
+          next_at = greatest(p.next_at, now())
+            + make_interval(secs => ${margin * n}::float8 / least(${ratePerSecond}::float8, coalesce(p.provider_limit, ${ratePerSecond})::float8)),
+          updated_at = now()
+        returning greatest(0, extract(epoch from (slot_at - clock_timestamp())) * 1000)::float8 as wait_ms,
+          (1000 * ${margin}::float8 / least(${ratePerSecond}::float8, coalesce(provider_limit, ${ratePerSecond})::float8))::float8 as spacing_ms`,
+  );
+  return { waitMs: Math.ceil(Number(row?.wait_ms ?? 0)), spacingMs: Number(row?.spacing_ms ?? (1000 * margin) / ratePerSecond) };
+}

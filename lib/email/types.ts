@@ -9,6 +9,8 @@ export type OutgoingEmail = {
   idempotencyKey?: string;
   /** Extra headers, e.g. List-Unsubscribe and List-Unsubscribe-Post (RFC 8058) on workflow emails. */
   headers?: Record<string, string>;
+  /** Reply-To (an OUTPUT node's rendered `replyTo`, else its sender's). */
+  replyTo?: string;
 };
 
 export type SendResult = { id: string };
@@ -28,7 +30,18 @@ export class EmailSendError extends Error {
     message: string,
     readonly retryable: boolean,
     readonly retryAfterSeconds?: number,
-    readonly details: { quota?: "daily" | "monthly"; status?: number | null; rateLimit?: RateLimitInfo } = {},
+    readonly details: {
+      quota?: "daily" | "monthly";
+      status?: number | null;
+      rateLimit?: RateLimitInfo;
+      /**
+       * A permanent refusal of one email (`recipient`: an SMTP 5xx for its recipient, SES MessageRejected) — that email
+       * fails and the node goes on — or of the sender itself (`sender`: authentication, an unverified from).
+       */
+      refused?: "recipient" | "sender";
+      /** A provider's throttling answer (SMTP 421/45x, SES Throttling): wait on the sender's shared limiter. */
+      throttled?: boolean;
+    } = {},
   ) {
     super(message);
     this.name = "EmailSendError";
@@ -42,8 +55,13 @@ export class EmailSendError extends Error {
  * `pacingKey` names the provider account the limit belongs to.
  */
 export interface EmailSender {
-  readonly name: "resend" | "mailbox";
+  readonly name: "resend" | "mailbox" | "smtp" | "ses";
   readonly pacingKey?: string;
+  /**
+   * SMTP and SES: one provider call per email, without an idempotency key. OUTPUT records each such email `sending`
+   * before its call and paces every email (lib/nodes/output/send-each.ts) instead of sending batches.
+   */
+  readonly perEmail?: boolean;
   send(email: OutgoingEmail): Promise<SendResult>;
   sendBatch(emails: OutgoingEmail[], batchIdempotencyKey?: string): Promise<SendResult[]>;
   /** sendBatch plus the provider's rate-limit headers (transports without any answer `{ results }`). */

@@ -56,13 +56,14 @@ export async function finalizeRunRows(
     db,
     sql`with ${held ? sql`${heldCtes(run.runId, held)}, ` : sql``}c as (
           select count(*) filter (where e.status = 'sent')::int as sent, count(*) filter (where e.status = 'suppressed')::int as suppressed,
-            count(*) filter (where e.status = 'duplicate')::int as duplicates, count(*) filter (where e.status = 'preview')::int as planned
+            count(*) filter (where e.status = 'duplicate')::int as duplicates, count(*) filter (where e.status = 'preview')::int as planned,
+            count(*) filter (where e.status = 'failed')::int as failed, count(*) filter (where e.status = 'unknown')::int as unknown
           from email_sends e where e.run_id = ${ledgerRunId}
              and (${ledgerRunId} = ${run.runId}
                   or e.node_id in (select x.node_id from node_results x where x.run_id = ${run.runId} and not x.reused))
         )
         select n.node_id, n.status, n.error, n.row_count, n.filtered_out,
-          c.sent as emails_sent, c.suppressed, c.duplicates, c.planned
+          c.sent as emails_sent, c.suppressed, c.duplicates, c.planned, c.failed, c.unknown
         from ${nodes} n cross join c`,
   );
   return finishFromRows(db, run, order, rows, { ...options, held: undefined }); // the read wrote what was held
@@ -79,6 +80,9 @@ export type FinalRow = {
   suppressed: number;
   duplicates: number;
   planned: number;
+  /** Emails refused for good, and SMTP/SES emails of unknown fate (absent: none). */
+  failed?: number;
+  unknown?: number;
 };
 
 /**
@@ -107,6 +111,8 @@ export async function finishFromRows(
     duplicates: Number(rows[0]?.duplicates ?? 0),
     ...(run.mode === "preview" ? { emailsPlanned: Number(rows[0]?.planned ?? 0) } : {}),
     ...(ai ? { ai } : {}),
+    ...(Number(rows[0]?.failed ?? 0) > 0 ? { failed: Number(rows[0]?.failed) } : {}),
+    ...(Number(rows[0]?.unknown ?? 0) > 0 ? { unknown: Number(rows[0]?.unknown) } : {}),
   };
   const message = outcomeMessage({ status, error }, result, cancelled);
   const level = status === "SUCCESS" ? "info" : "error";

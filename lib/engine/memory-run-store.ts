@@ -155,6 +155,8 @@ export class MemoryRunStore implements RunStore {
       suppressed: count("OUTPUT", "suppressed", true),
       duplicates: count("OUTPUT", "duplicates", true),
       ...(info.mode === "preview" ? { emailsPlanned: count("OUTPUT", "emailsPlanned", true) } : {}),
+      ...(count("OUTPUT", "failed", true) > 0 ? { failed: count("OUTPUT", "failed", true) } : {}),
+      ...(count("OUTPUT", "unknown", true) > 0 ? { unknown: count("OUTPUT", "unknown", true) } : {}),
     };
     if (run.status !== "RUNNING") return { ...outcome, result, changed: false, hasWebhooks: false };
     Object.assign(run, { status: outcome.status, result, error: outcome.error });

@@ -4,10 +4,12 @@ import { findUpload, findUploadWithRows, readUploadRows, type UploadPrefetch } f
 import { acquireAiCall, releaseAiCall } from "@/lib/ai/limiter";
 import { loadAiSettings } from "@/lib/ai/settings";
 import { getConfig } from "@/lib/config";
-import { acquireSendSlot, reportRateLimit, slotStatement } from "@/lib/email/pacing";
+import { acquireSendSlot, reportRateLimit, slotStatement, takeSlots } from "@/lib/email/pacing";
 import { metrics } from "@/lib/observability/metrics";
 import * as ledger from "@/db/queries/send-ledger";
+import * as each from "@/db/queries/send-ledger-each";
 import * as answers from "@/db/queries/answer-ledger";
+import { noteSenderError, resolveSender } from "@/lib/services/senders/resolve-sender";
 import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
 
@@ -74,10 +76,21 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
         markSentAndCount: (sendKey, sent, nodes) => ledger.markSharedSentAndCount(db, sendKey, sent, nodes),
         release: (sendKey) => ledger.releaseSharedSend(db, sendKey),
       },
+      each: {
+        begin: (key, indexes) => each.beginSendingEach(db, key, indexes),
+        settle: (key, refused, unsent) => each.settleEach(db, key, refused, unsent),
+        settleUnknown: (key, from, to) => each.settleUnknown(db, key, from, to),
+      },
+    },
+    senders: {
+      resolve: (accountId, senderId) => resolveSender(db, accountId, senderId),
+      takeDaily: (key, quota, n) => each.takeDailyQuota(db, key, quota, n),
+      noteError: (senderId, error) => noteSenderError(db, senderId, error),
     },
     pacing: {
       acquire: (key, rate, shouldStop) => metrics.timeSendSlot(acquireSendSlot(volatile, key, rate, shouldStop)),
       report: (key, rate, info, status) => reportRateLimit(volatile, key, rate, info, status),
+      reserve: (key, rate, n) => takeSlots(volatile, key, rate, n),
     },
     // The limiter's slots and holds are volatile state, as the email limiter's.
     aiLimiter: {

@@ -46,7 +46,7 @@ export type PgRunStoreOptions = {
 type KnownNode = { status: NodeStatus; error: string | null; counts?: Partial<Record<(typeof COUNTED)[number], unknown>> };
 
 /** The output fields finalize counts (DATA_SOURCE rowCount, FILTER filteredOut, OUTPUT's ledger counts). */
-const COUNTED = ["rowCount", "filteredOut", "emailsSent", "suppressed", "duplicates", "emailsPlanned"] as const;
+const COUNTED = ["rowCount", "filteredOut", "emailsSent", "suppressed", "duplicates", "emailsPlanned", "failed", "unknown"] as const;
 
 /** finalize() writes from what it knows only this soon after the claim (see PgRunStore.knownRows). */
 const KNOWN_FOR_MS = 30_000;
@@ -261,7 +261,7 @@ export class PgRunStore implements RunStore {
     const known = this.known.get(run.runId);
     if (!known || Date.now() - known.claimedAt > KNOWN_FOR_MS || (run.ledgerRunId ?? run.runId) !== run.runId) return undefined;
     // The run's ledger counts, the same on every row (as finalizeRunRows reads them beside each node).
-    const ledger = { emails_sent: 0, suppressed: 0, duplicates: 0, planned: 0 };
+    const ledger = { emails_sent: 0, suppressed: 0, duplicates: 0, planned: 0, failed: 0, unknown: 0 };
     const nodes: Omit<FinalRow, keyof typeof ledger>[] = [];
     const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
     for (const node of run.graph.nodes) {
@@ -274,6 +274,8 @@ export class PgRunStore implements RunStore {
         ledger.suppressed += count(output?.suppressed);
         ledger.duplicates += count(output?.duplicates);
         ledger.planned += count(output?.emailsPlanned);
+        ledger.failed += count(output?.failed);
+        ledger.unknown += count(output?.unknown);
       }
       nodes.push({
         node_id: node.id,

@@ -2,7 +2,7 @@
 // hands each node a runtime holding these (lib/engine/pg-node-ports.ts binds them to PostgreSQL); unit tests pass
 // in-memory ones. Type-only imports: nothing here touches a database.
 import type { AiSettings } from "@/lib/ai/settings";
-import type { RateLimitInfo } from "@/lib/email/types";
+import type { EmailSender, RateLimitInfo } from "@/lib/email/types";
 import type { EmailSendStatus } from "@/db/schema";
 
 export type UploadRef = { id: string; columns: string[]; rowCount: number };
@@ -21,7 +21,16 @@ export interface UploadReader {
  * A send-ledger key: one row per (ledger run, node, item), the exactly-once guard and the per-email record of a run.
  * `runId` here is the ledger run (the first run of a retry chain), so a retry never re-sends what its chain sent.
  */
-export type LedgerKey = { runId: string; nodeId: string; accountId: string };
+export type LedgerKey = {
+  runId: string;
+  nodeId: string;
+  accountId: string;
+  /**
+   * What an execution of the node sends again of its ledger rows: by default what an earlier attempt left unsent
+   * (failed, pending); `unknown` (a resend-unknown run): only the emails whose fate a crash left unknown.
+   */
+  reopen?: "unknown";
+};
 
 export type LedgerEmail = {
   itemIndex: number;
@@ -88,6 +97,18 @@ export interface SendLedger {
    * indexes and name the call in `inflight` instead: it is sent again whole, under its key.
    */
   shared?: SharedSends;
+  /** Optional: the ledger of transports without an idempotency key (SMTP, SES); required to send through them. */
+  each?: EachLedger;
+}
+
+/** Each email of an SMTP or SES sender is recorded `sending` before its call (db/queries/send-ledger-each.ts). */
+export interface EachLedger {
+  /** Marks the pending rows among `indexes` `sending`; answers those (only they may go). */
+  begin(key: LedgerKey, indexes: number[]): Promise<number[]>;
+  /** After the calls: refused emails `failed` with the provider's sentence; `unsent` (their call never went) pending again. */
+  settle(key: LedgerKey, refused: { itemIndex: number; error: string }[], unsent: number[]): Promise<void>;
+  /** Rows of items [from, to) still `sending` from an earlier attempt become `unknown` (never sent again); how many. */
+  settleUnknown(key: LedgerKey, from: number, to: number): Promise<number>;
 }
 
 /** A row of a shared provider call: which email of which run, and the email exactly as it went in the call (JSON). */
@@ -119,6 +140,30 @@ export interface SendPacing {
   acquire(key: string, ratePerSecond: number, shouldStop?: () => Promise<boolean>): Promise<boolean>;
   /** Feeds a provider answer's rate-limit headers (or a 429) back to the limiter. */
   report(key: string, ratePerSecond: number, info: RateLimitInfo | undefined, status?: number | null): Promise<void>;
+  /** Optional: `n` consecutive slots in one round trip — the first starts in `waitMs`, the next every `spacingMs`. */
+  reserve?(key: string, ratePerSecond: number, n: number): Promise<{ waitMs: number; spacingMs: number }>;
+}
+
+/** The transport an OUTPUT node sends through, with its pace and daily quota. */
+export type ResolvedSender = {
+  sender: EmailSender;
+  /** Provider calls (Resend) or emails (SMTP, SES) per second on the sender's shared limiter. */
+  ratePerSecond: number;
+  /** Emails per UTC day through this sender's provider account (its limiter key); none when unset. */
+  dailyQuota?: number;
+  /** The account's sender (`snd_…`); undefined for the deployment's transport. */
+  senderId?: string;
+  /** How sentences name the provider ("Amazon SES", "The SMTP server"). */
+  label: string;
+};
+
+/** Which transport an OUTPUT node uses: its `senderId`, else the account's default sender, else the deployment's. */
+export interface SenderPort {
+  resolve(accountId: string, senderId?: string): Promise<ResolvedSender>;
+  /** Takes `n` emails of the key's daily quota; false (none taken) when they do not fit today. */
+  takeDaily?(key: string, quota: number, n: number): Promise<boolean>;
+  /** Notes a refusal of the sender itself (or null after a success) on the sender, for its settings page. */
+  noteError?(senderId: string, error: string | null): Promise<void>;
 }
 
 /** An AI item's state in the answer ledger. */
@@ -210,4 +255,6 @@ export interface NodePorts {
   answers: AnswerLedger;
   /** The model-call limiter. */
   aiLimiter: AiLimiter;
+  /** Optional: without it OUTPUT sends through the deployment's transport. */
+  senders?: SenderPort;
 }

@@ -4,7 +4,7 @@ import { paginationQuery } from "@/lib/http/pagination";
 import { runRequestBody } from "./sending";
 
 export const runStatus = z.enum(["PENDING", "RUNNING", "SUCCESS", "FAILED"]);
-export const runTrigger = z.enum(["manual", "schedule", "hook", "retry", "send"]);
+export const runTrigger = z.enum(["manual", "schedule", "hook", "retry", "send", "resend_unknown"]);
 export const nodeStatus = z.enum(["PENDING", "RUNNING", "SUCCESS", "FAILED", "SKIPPED"]);
 
 export const runResult = z.object({
@@ -60,6 +60,7 @@ const runBase = {
   mode: z.enum(["live", "preview"]),
   retryOf: z.string().optional().describe("The FAILED run this run retries"),
   sendOf: z.string().optional().describe("The preview run this live run sends"),
+  resendOf: z.string().optional().describe("The run whose emails of unknown fate this live run sends again"),
   queuePosition: z.number().int().min(1).optional().describe("PENDING runs only: 1 = the next run of its workflow to start"),
   cancelRequested: z.literal(true).optional().describe("RUNNING runs only: a cancel was asked; the run stops at its next step"),
   outputExpired: z.literal(true).optional().describe("Node outputs and per-email records were removed (RUN_OUTPUT_RETENTION_DAYS)"),

@@ -10,7 +10,8 @@ export const runRequestBody = z.strictObject({
   until: z.string().min(1).max(64).optional().describe("Preview only: execute just this node and its ancestors"),
 });
 
-export const emailStatus = z.enum(["pending", "sent", "suppressed", "duplicate", "failed", "preview"]);
+/** `sending` and `unknown`: SMTP and SES senders only (a call under way; a call whose fate a crash left unknown). */
+export const emailStatus = z.enum(["pending", "sent", "suppressed", "duplicate", "failed", "preview", "sending", "unknown"]);
 
 export const runEmailsQuery = z.strictObject({
   status: emailStatus.optional(),

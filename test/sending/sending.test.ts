@@ -61,7 +61,7 @@ describe("a live run", () => {
 
     const page = await listEmails(token, run.runId, "out");
     expect(page.status).toBe(200);
-    expect(page.body.counts).toEqual({ pending: 0, sent: 2, suppressed: 1, duplicate: 1, failed: 0, preview: 0 });
+    expect(page.body.counts).toEqual({ pending: 0, sent: 2, suppressed: 1, duplicate: 1, failed: 0, preview: 0, sending: 0, unknown: 0 });
     expect(page.body.items.map((e: { index: number; to: string; status: string }) => [e.index, e.to, e.status])).toEqual([
       [0, "ann@example.com", "sent"],
       [1, "bob@example.com", "sent"],

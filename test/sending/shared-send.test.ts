@@ -121,8 +121,8 @@ describe("shared provider calls", () => {
     const outcomes = await Promise.all(parts.map((p) => sendShared(getEmailSender(), p)));
     expect(statements).toBe(1);
     expect(outcomes.map((o) => (o.kind === "shared" ? o.counts : undefined))).toEqual([
-      { pending: 0, sent: 2, suppressed: 0, duplicate: 1, failed: 0, preview: 0 },
-      { pending: 0, sent: 1, suppressed: 0, duplicate: 0, failed: 0, preview: 0 },
+      { pending: 0, sent: 2, suppressed: 0, duplicate: 1, failed: 0, preview: 0, sending: 0, unknown: 0 },
+      { pending: 0, sent: 1, suppressed: 0, duplicate: 0, failed: 0, preview: 0, sending: 0, unknown: 0 },
     ]);
     const progress = await db.select({ runId: nodeResults.runId, progress: nodeResults.progress }).from(nodeResults).where(and(inArray(nodeResults.runId, parts.map((p) => p.key.runId)), eq(nodeResults.nodeId, "out")));
     expect(new Map(progress.map((p) => [p.runId, p.progress]))).toEqual(new Map([[parts[0].key.runId, { sent: 2, total: 2 }], [parts[1].key.runId, { sent: 1, total: 1 }]]));

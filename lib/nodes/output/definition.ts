@@ -14,6 +14,10 @@ export const buildOutputDataSchema = (zod: Zod) =>
     dedupe: zod.boolean().optional(),
     /** false: transactional mail, without List-Unsubscribe headers. */
     unsubscribe: zod.boolean().optional(),
+    /** The account's sender (`snd_…`); else its default sender, else the deployment's transport. */
+    senderId: zod.string().min(1).max(64).optional(),
+    /** Reply-To, rendered per item like `to`. */
+    replyTo: zod.string().max(320).optional(),
   });
 
 export const outputDefinition = defineNode({

@@ -1,17 +1,25 @@
 import "server-only";
 import { getConfig } from "@/lib/config";
-import { getEmailSender, type EmailSender } from "@/lib/email";
+import type { EmailSender } from "@/lib/email/types";
 import { unsubscribeUrl } from "@/lib/email/unsubscribe-token";
 import { sliceClock } from "@/lib/slices";
 import { NodeError, type NodeExecutor, type NodeOf, type NodeRuntime } from "../types";
-import type { LedgerEmail, LedgerKey, StatusCounts } from "../ports";
+import type { LedgerEmail, LedgerKey, ResolvedSender, StatusCounts } from "../ports";
 import { emailRenderer, forEachItems, outputData, renderAllEmails, unsubscribeHeaders, type RenderedEmail } from "./render-emails";
 import { sendBatchWithRetry, SendStopped, type SendContext } from "./send-with-retry";
 import { resendShared, SharedBudgetSpent, sendShared } from "./shared-send";
+import { sendEach } from "./send-each";
+import { senderOf } from "./sender-of";
 
 export const EMAILS_PER_BATCH = 100;
 
-const ledgerKey = (node: NodeOf<"OUTPUT">, rt: NodeRuntime): LedgerKey => ({ runId: rt.ledgerRunId, nodeId: node.id, accountId: rt.accountId });
+const ledgerKey = (node: NodeOf<"OUTPUT">, rt: NodeRuntime): LedgerKey => ({
+  runId: rt.ledgerRunId,
+  nodeId: node.id,
+  accountId: rt.accountId,
+  // A resend-unknown run sends exactly the emails of unknown fate: refused (failed) ones stay as they are.
+  ...(rt.trigger === "resend_unknown" ? { reopen: "unknown" as const } : {}),
+});
 /**
  * 12345 → "12,345", as toLocaleString("en-US") writes it, without ICU: a process's first toLocaleString loads ICU's
  * number data (~20 ms on the main thread, in the first run's OUTPUT node).
@@ -96,13 +104,15 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
   async complete(node, rt) {
     const key = ledgerKey(node, rt);
     const counts = take(lastCounts, rt)?.counts ?? (await rt.ports.ledger.writeProgress(key, rt.runId));
-    const itemsIn = counts.pending + counts.sent + counts.suppressed + counts.duplicate + counts.failed + counts.preview;
+    const itemsIn = counts.pending + counts.sent + counts.suppressed + counts.duplicate + counts.failed + counts.preview + counts.sending + counts.unknown;
+    // Refused and unknown emails (SMTP, SES) are named when there are any, so a plain node's output keeps its shape.
+    const uncertain = { ...(counts.failed > 0 ? { failed: counts.failed } : {}), ...(counts.unknown > 0 ? { unknown: counts.unknown } : {}) };
     return {
       kind: "done",
-      output: { emailsSent: counts.sent, suppressed: counts.suppressed, duplicates: counts.duplicate },
+      output: { emailsSent: counts.sent, suppressed: counts.suppressed, duplicates: counts.duplicate, ...uncertain },
       itemsIn,
       itemsOut: counts.sent,
-      log: `Sent ${fmt(counts.sent)} email${counts.sent === 1 ? "" : "s"}` + skippedText(counts.suppressed, counts.duplicate),
+      log: `Sent ${fmt(counts.sent)} email${counts.sent === 1 ? "" : "s"}` + skippedText(counts.suppressed, counts.duplicate) + uncertainText(counts.failed, counts.unknown),
     };
   },
 };
@@ -122,16 +132,22 @@ async function sendRange(
   const from = batch * EMAILS_PER_BATCH;
   const items = forEachItems(node, rt);
   const to = Math.min(items.length, from + EMAILS_PER_BATCH);
-  const sender = getEmailSender();
+  const resolved = await senderOf(node, rt);
+  const { sender } = resolved;
   const last = items.length <= EMAILS_PER_BATCH; // the node's only batch: complete() follows
   const { first } = options;
+  // SMTP, SES: emails an earlier attempt left `sending` (a crash while their calls were under way) become `unknown`.
+  if (sender.perEmail) {
+    const unknown = await rt.ports.ledger.each!.settleUnknown(key, from, to);
+    if (unknown > 0) await rt.log("warn", `${fmt(unknown)} email(s) were being sent when the run stopped: their delivery is unknown, and they are not sent again (resend them from the run's recipients if needed)`);
+  }
   // The only batch of a small node shares its provider call with other runs' (shared-send.ts) — on its first attempt
   // only (its rows were inserted by this execution's recordAndBegin): an earlier attempt may have sent it alone under
   // its own key, and only that key must go to the provider again.
-  const shared = sharesCall(items.length, rt.ports.ledger) && !options.alone && first?.fresh ? rt.ports.ledger.shared : undefined;
+  const shared = sharesCall(items.length, rt.ports.ledger, sender) && !options.alone && first?.fresh ? rt.ports.ledger.shared : undefined;
   let read: { indexes: number[]; startedAtMs: number | null; slotAt?: number; inflight?: string[] } | undefined = first;
   if (!read) {
-    const pending = await rt.ports.ledger.pendingInRange(key, rt.runId, from, to, slotOf(sender));
+    const pending = await rt.ports.ledger.pendingInRange(key, rt.runId, from, to, slotOf(resolved));
     read = { ...pending, slotAt: pending.slotWaitMs !== undefined ? Date.now() + pending.slotWaitMs : undefined };
   }
   if (read.indexes.length === 0 && !read.inflight?.length) return;
@@ -150,7 +166,7 @@ async function sendRange(
     if (!transactional && email.unsubscribeUrl === undefined) email.unsubscribeUrl = unsubscribeUrl(rt.accountId, email.to);
     return email;
   });
-  const context = (slotAt?: number) => sendContext(rt, key, sender, read.startedAtMs, slotAt);
+  const context = (slotAt?: number) => sendContext(rt, key, resolved, read.startedAtMs, slotAt);
   let missing: number[] = [];
   try {
     // A shared call of an earlier attempt (a resume, a retry): sent again whole, under its key.
@@ -167,7 +183,13 @@ async function sendRange(
       kind: "workflow" as const,
       headers: unsubscribeHeaders(e.unsubscribeUrl),
       idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
+      ...(e.replyTo ? { replyTo: e.replyTo } : {}),
     }));
+    if (sender.perEmail) {
+      const done = await sendEach(resolved, rt, key, outgoing.map((email, k) => ({ itemIndex: emails[k].itemIndex, email })), context());
+      if (done === "stopped") return "stopped";
+      return;
+    }
     let slotAt = read.slotAt;
     let sentShared = false;
     if (shared) {
@@ -219,13 +241,19 @@ async function sendRange(
  * Whether a node of `items` items sends its batch in a shared provider call (on a first attempt: sendRange): its only
  * batch, with a ledger that shares calls. beginSending takes no send slot for such a batch; the call takes one.
  */
-function sharesCall(items: number, ledger: NodeRuntime["ports"]["ledger"]): boolean {
-  return items <= EMAILS_PER_BATCH && ledger.shared !== undefined;
+function sharesCall(items: number, ledger: NodeRuntime["ports"]["ledger"], sender: EmailSender): boolean {
+  return items <= EMAILS_PER_BATCH && ledger.shared !== undefined && !sender.perEmail;
 }
 
-/** The sender's shared limiter and rate, for a paced transport (Resend). */
-function slotOf(sender: EmailSender): { key: string; ratePerSecond: number } | undefined {
-  return sender.pacingKey ? { key: sender.pacingKey, ratePerSecond: ratePerSecond(sender) } : undefined;
+/** The sender's shared limiter and rate, for a transport paced per call (Resend); SMTP and SES pace each email. */
+function slotOf(resolved: ResolvedSender): { key: string; ratePerSecond: number } | undefined {
+  const { sender } = resolved;
+  return sender.pacingKey && !sender.perEmail ? { key: sender.pacingKey, ratePerSecond: resolved.ratePerSecond } : undefined;
+}
+
+function uncertainText(failed: number, unknown: number): string {
+  const parts = [failed ? `${fmt(failed)} refused by the provider` : "", unknown ? `${fmt(unknown)} of unknown fate (not sent again)` : ""].filter(Boolean);
+  return parts.length ? `; ${parts.join(", ")}` : "";
 }
 
 function skippedText(suppressed: number, duplicates: number): string {
@@ -251,29 +279,23 @@ async function plan(node: NodeOf<"OUTPUT">, emails: RenderedEmail[], preview: bo
   return planned;
 }
 
-/** Provider calls per second for the sender (EMAIL_RATE_PER_SECOND; MAILBOX_RATE_PER_SECOND for the local mailbox). */
-function ratePerSecond(sender: EmailSender): number {
-  const config = getConfig();
-  return sender.name === "mailbox" ? (config.mailboxRatePerSecond ?? config.emailRatePerSecond) : config.emailRatePerSecond;
-}
-
-function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, startedAtMs: number | null, firstSlotAt?: number): SendContext {
+function sendContext(rt: NodeRuntime, key: LedgerKey, resolved: ResolvedSender, startedAtMs: number | null, firstSlotAt?: number): SendContext {
   const config = getConfig();
   const budgetMinutes = config.emailSendBudgetMinutes;
   const progress = async () => {
     const counts = await rt.ports.ledger.countByStatus(key.runId, key.nodeId);
     // Failed rows are emails this node has not sent (a parallel batch may have marked them already).
-    return { sent: counts.sent, total: counts.sent + counts.pending + counts.failed };
+    return { sent: counts.sent, total: counts.sent + counts.pending + counts.failed + counts.sending };
   };
   return {
     pacing: rt.ports.pacing,
-    ratePerSecond: ratePerSecond(sender),
+    ratePerSecond: resolved.ratePerSecond,
     firstSlotAt,
     deadline: (startedAtMs ?? Date.now()) + budgetMinutes * 60_000,
     shouldStop: () => rt.shouldStop(),
     async quotaSentence(quota) {
       const { sent, total } = await progress();
-      const provider = sender.name === "resend" ? "Resend" : "The email provider";
+      const provider = resolved.label;
       return `${provider}'s ${quota} quota is used up: ${fmt(sent)} of ${fmt(total)} emails were sent. Retry the run after the quota resets; emails already sent will not be sent again.`;
     },
     async budgetSentence(lastError) {
@@ -294,6 +316,7 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, sender: EmailSender, start
 async function beginSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: LedgerKey, items: number, emails: LedgerEmail[]): Promise<void> {
   const quota = getConfig().emailDailyQuota;
   const { ledger } = rt.ports;
+  const resolved = await senderOf(node, rt);
   if (!ledger.recordAndBegin) {
     await ledger.recordEmails(key, emails);
     return checkQuota(rt, key, quota, await ledger.beginSending(key, rt.runId));
@@ -311,7 +334,7 @@ async function beginSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: Ledger
   const begun = await ledger.recordAndBegin(key, rt.runId, head, {
     firstTo: Math.min(items, EMAILS_PER_BATCH),
     quota,
-    slot: sharesCall(items, ledger) ? undefined : slotOf(getEmailSender()),
+    slot: sharesCall(items, ledger, resolved.sender) ? undefined : slotOf(resolved),
     progressTotal: head === emails ? undefined : planned,
   });
   const at = Date.now();

@@ -13,6 +13,7 @@ export type RenderedEmail = {
   text?: string;
   html?: string;
   unsubscribeUrl?: string;
+  replyTo?: string;
   /** The body was rendered and checked but not kept (renderAllEmails' memory budget): render it again to send it. */
   bodyDropped?: true;
 };
@@ -37,6 +38,10 @@ type OutputData = {
   format?: "text" | "html";
   dedupe?: boolean;
   unsubscribe?: boolean;
+  /** The account's sender to send through (else its default sender, else the deployment's transport). */
+  senderId?: string;
+  /** Reply-To, rendered per item (else the sender's). */
+  replyTo?: string;
 };
 
 export function outputData(node: NodeOf<"OUTPUT">): OutputData {
@@ -88,6 +93,7 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
     ctx.unsubscribeUrl = undefined;
     let to: string, subject: string, body: string;
     let unsubscribe: string | undefined;
+    let replyTo: string | undefined;
     try {
       ctx.field = "to";
       to = renderTemplateString(data.to, ctx, { html: false });
@@ -99,6 +105,14 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
       to = normalizeEmail(to);
       if (!EMAIL_ADDRESS.test(to)) {
         return `item ${itemIndex}: "to" rendered as ${JSON.stringify(to.slice(0, 80))}, which is not one valid email address`;
+      }
+      if (data.replyTo) {
+        ctx.field = "replyTo";
+        replyTo = renderTemplateString(data.replyTo, ctx, { html: false }).trim();
+        if (replyTo === "") replyTo = undefined;
+        else if (!EMAIL_ADDRESS.test(replyTo)) {
+          return `item ${itemIndex}: "replyTo" rendered as ${JSON.stringify(replyTo.slice(0, 80))}, which is not one valid email address`;
+        }
       }
       if (urlAlways || urlInBody) unsubscribe = unsubscribeUrl(rt.accountId, to);
       ctx.field = "body";
@@ -117,6 +131,7 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
     }
     const email: RenderedEmail = html ? { itemIndex, to, subject, html: body } : { itemIndex, to, subject, text: body };
     if (withUnsubscribe) email.unsubscribeUrl = unsubscribe;
+    if (replyTo) email.replyTo = replyTo;
     return email;
   };
 }

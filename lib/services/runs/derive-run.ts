@@ -22,8 +22,11 @@ export type SourceRun = {
 export type DeriveRunOptions = {
   accountId: string;
   sourceRunId: string;
-  /** `retry` joins the source's retry chain (same send ledger); `send` (a preview's) starts a chain of its own. */
-  trigger: "retry" | "send";
+  /**
+   * `retry` joins the source's retry chain (same send ledger); `send` (a preview's) starts a chain of its own;
+   * `resend_unknown` joins the source's chain too, and its OUTPUT nodes send only the emails of unknown fate.
+   */
+  trigger: "retry" | "send" | "resend_unknown";
   /** Default: the source's mode for a retry (a failed preview is retried as a preview), "live" for a send. */
   mode?: RunMode;
   /** Which of the source's SUCCESS nodes are copied (`reused: true`) instead of executed again. */
@@ -41,10 +44,11 @@ export type DerivedRun = {
   enqueuedAt: string;
   retryOf?: string;
   sendOf?: string;
+  resendOf?: string;
 };
 
 /**
- * enqueueDerivedRun({ accountId, sourceRunId, trigger: "retry" | "send", mode: "live", reuseNode, check?, once? })
+ * enqueueDerivedRun({ accountId, sourceRunId, trigger: "retry" | "send" | "resend_unknown", mode: "live", reuseNode, check?, once? })
  *   → Promise<DerivedRun>
  *
  * The "reuse" of CONTRACT 12: a new run of the source run's graph snapshot (same workflow version), queued at the
@@ -80,7 +84,7 @@ type SourceRow = {
 };
 
 async function deriveIn(db: Db, options: DeriveRunOptions): Promise<DerivedRun> {
-  const link = options.trigger === "retry" ? "retry_of" : "send_of";
+  const link = options.trigger === "retry" ? "retry_of" : options.trigger === "send" ? "send_of" : "resend_of";
   // The row lock serializes two derivations of one source, so `once` holds under concurrent requests.
   const [source] = await execRows<SourceRow>(
     db,
@@ -107,7 +111,7 @@ async function deriveIn(db: Db, options: DeriveRunOptions): Promise<DerivedRun> 
 
   const id = newId("run");
   const mode = options.mode ?? (options.trigger === "retry" ? source.mode : "live");
-  const chainRoot = options.trigger === "retry" ? (source.chain_root_id ?? source.id) : null;
+  const chainRoot = options.trigger !== "send" ? (source.chain_root_id ?? source.id) : null;
   const [inserted] = await execRows<{ enqueued_at: string | Date }>(
     db,
     sql`insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body,
@@ -140,7 +144,7 @@ async function deriveIn(db: Db, options: DeriveRunOptions): Promise<DerivedRun> 
       where p.run_id = ${source.id} and n.status = 'SUCCESS' and n.spilled ? p.field
         and p.node_id in (select jsonb_array_elements_text(${JSON.stringify(reuse)}::jsonb))`);
   }
-  const what = options.trigger === "retry" ? `Retry of ${source.id}` : `Send of preview ${source.id}`;
+  const what = options.trigger === "retry" ? `Retry of ${source.id}` : options.trigger === "send" ? `Send of preview ${source.id}` : `Resend of the emails of unknown fate of ${source.id}`;
   const reused = reuse.length > 0 ? `: reuses ${reuse.length} node(s) (${reuse.join(", ")})` : "";
   await db.execute(sql`insert into run_logs (run_id, level, message) values (${id}, 'info', ${what + reused})`);
   return {
@@ -148,6 +152,6 @@ async function deriveIn(db: Db, options: DeriveRunOptions): Promise<DerivedRun> 
     workflowId: source.workflow_id,
     status: "PENDING",
     enqueuedAt: new Date(inserted.enqueued_at).toISOString(),
-    ...(options.trigger === "retry" ? { retryOf: source.id } : { sendOf: source.id }),
+    ...(options.trigger === "retry" ? { retryOf: source.id } : options.trigger === "send" ? { sendOf: source.id } : { resendOf: source.id }),
   };
 }

@@ -26,6 +26,7 @@ export const runSummaryColumns = {
   mode: runs.mode,
   retryOf: runs.retryOf,
   sendOf: runs.sendOf,
+  resendOf: runs.resendOf,
   cancelRequestedAt: runs.cancelRequestedAt,
   outputsExpiredAt: runs.outputsExpiredAt,
   /** 1 = next to start; counted on the (workflow_id, status, seq) index. Null unless PENDING. */
@@ -46,6 +47,7 @@ export function runSummaryView(run: SummaryRow) {
     mode: run.mode,
     ...(run.retryOf ? { retryOf: run.retryOf } : {}),
     ...(run.sendOf ? { sendOf: run.sendOf } : {}),
+    ...(run.resendOf ? { resendOf: run.resendOf } : {}),
     ...(run.status === "PENDING" && run.queuePosition !== null ? { queuePosition: Number(run.queuePosition) } : {}),
     ...(run.status === "RUNNING" && run.cancelRequestedAt ? { cancelRequested: true } : {}),
     ...(run.outputsExpiredAt ? { outputExpired: true } : {}),

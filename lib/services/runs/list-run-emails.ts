@@ -4,7 +4,7 @@ import { execRows, getDb } from "@/db/client";
 import type { EmailSendStatus } from "@/db/schema";
 import { AppError, notFound } from "@/lib/http/errors";
 
-const STATUSES: EmailSendStatus[] = ["pending", "sent", "suppressed", "duplicate", "failed", "preview"];
+const STATUSES: EmailSendStatus[] = ["pending", "sent", "suppressed", "duplicate", "failed", "preview", "sending", "unknown"];
 
 type EmailRow = {
   item_index: number; to: string; subject: string; status: EmailSendStatus; provider_message_id: string | null;
