@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { Suspense } from "react";
 import { AccountSection, AiProviderSection } from "@/components/settings/account-section";
 import { GoogleSection, WebhooksSection } from "@/components/settings/integrations-section";
+import { ApiKeysSection } from "@/components/settings/api-keys-section";
 import { PageHeader } from "@/components/ui";
 import { PageContainer } from "@/components/shell/app-shell";
 
@@ -18,6 +19,7 @@ export default function SettingsPage() {
           <GoogleSection />
         </Suspense>
         <WebhooksSection />
+        <ApiKeysSection />
       </div>
     </PageContainer>
   );
