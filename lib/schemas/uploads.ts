@@ -28,7 +28,7 @@ export const uploadRowsSchema = z.object({ items: z.array(csvRow), total: z.numb
 
 /** Documents the multipart body (the handler streams it with busboy instead of parsing it with zod). */
 export const uploadMultipartBody = z.object({
-  file: z.string().describe("The CSV file (UTF-8; comma, semicolon or tab separated; first line is the header)"),
+  file: z.string().meta({ format: "binary" }).describe("The CSV file (UTF-8; comma, semicolon or tab separated; first line is the header)"),
 });
 
 /** tus 1.0 request headers, documented once. */

@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { Suspense } from "react";
 import { AccountSection, AiProviderSection } from "@/components/settings/account-section";
 import { GoogleSection, WebhooksSection } from "@/components/settings/integrations-section";
+import { ApiKeysSection } from "@/components/settings/api-keys-section";
 import { PasswordSection } from "@/components/settings/password-section";
 import { PageHeader } from "@/components/ui";
 import { PageContainer } from "@/components/shell/app-shell";
@@ -20,6 +21,7 @@ export default function SettingsPage() {
           <GoogleSection />
         </Suspense>
         <WebhooksSection />
+        <ApiKeysSection />
       </div>
     </PageContainer>
   );
