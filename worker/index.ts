@@ -38,7 +38,8 @@ async function main(): Promise<void> {
   (await import("@/lib/webhooks/delivery-loop")).startWebhookDeliveryLoop();
   const { startWorkerMetricsServer } = await import("./metrics-server");
   const port = await startWorkerMetricsServer();
-  log.info("worker started", { concurrency: config.executorConcurrency, pid: process.pid, ...(port ? { metricsPort: port } : {}) });
+  const { executorKey } = await import("@/lib/engine/executor-lock");
+  log.info("worker started", { concurrency: config.executorConcurrency, pid: process.pid, executorKey: executorKey(), ...(port ? { metricsPort: port } : {}) });
 }
 
 main().catch((error: unknown) => {
