@@ -3,10 +3,11 @@ import { after } from "next/server";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { getEmbeddedExecutor } from "./embedded-executor";
+import { notifyWake } from "./wake-channel";
 
 /**
  * The wake-up sent on every enqueue and every finished run: an Inngest event when Inngest is configured, else a poke
- * of this process's embedded executor. A lost wake-up only delays a run: the sweep finds it.
+ * of this process's embedded executor (or, in a process without one, a NOTIFY to the worker processes). A lost wake-up only delays a run: the sweep finds it.
  */
 export async function wakeWorkflow(workflowId: string): Promise<void> {
   if (getConfig().inngest.enabled) {
@@ -14,7 +15,14 @@ export async function wakeWorkflow(workflowId: string): Promise<void> {
     await sendRunWake(workflowId);
     return;
   }
-  getEmbeddedExecutor()?.poke(workflowId);
+  pokeOrNotify(workflowId);
+}
+
+/** This process's executor when it has one; else, on PostgreSQL, the worker processes (EXECUTOR=off). */
+function pokeOrNotify(workflowId: string): void {
+  const executor = getEmbeddedExecutor();
+  if (executor) executor.poke(workflowId);
+  else if (getConfig().databaseUrl) notifyWake(workflowId);
 }
 
 /**
@@ -37,7 +45,7 @@ export function afterResponse(what: string, work: () => Promise<unknown>, fields
  */
 export function wakeAfterResponse(workflowId: string): void {
   if (!getConfig().inngest.enabled) {
-    getEmbeddedExecutor()?.poke(workflowId);
+    pokeOrNotify(workflowId);
     return;
   }
   afterResponse("wake-up (the sweep will repair it)", () => wakeWorkflow(workflowId), { workflowId });

@@ -42,3 +42,14 @@ export function currentTraceparent(): string | null {
   if (span && span.isRecording()) return formatTraceparent(span.spanContext());
   return requestTraceparent.getStore() ?? null;
 }
+
+/**
+ * The `traceparent` an outbound request carries: the active span's when this process traces (the request is its
+ * child), else the stored one it belongs to, passed on as it is; undefined when there is neither.
+ */
+export function outboundTraceparent(stored: string | null | undefined): string | undefined {
+  const span = trace.getActiveSpan();
+  if (span && span.isRecording()) return formatTraceparent(span.spanContext());
+  const parsed = parseTraceparent(stored);
+  return parsed ? formatTraceparent(parsed) : undefined;
+}

@@ -2,11 +2,13 @@ import "server-only";
 import { and, eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { getDb } from "@/db/client";
-import { webhookDeliveries, webhooks } from "@/db/schema";
+import { runs, webhookDeliveries, webhooks } from "@/db/schema";
 import { decryptSecret } from "@/lib/crypto";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 import { sanitizeProviderMessage } from "@/lib/net/provider-message";
+import { contextFromTraceparent, outboundTraceparent } from "@/lib/observability/trace-context";
+import { withSpan } from "@/lib/observability/tracing";
 import { safeFetch, SafeFetchError } from "@/lib/net/ssrf";
 
 export const MAX_DELIVERY_ATTEMPTS = 5;
@@ -43,15 +45,17 @@ export async function attemptDelivery(
 ): Promise<DeliveryOutcome> {
   const db = await getDb();
   const [row] = await db
-    .select({ delivery: webhookDeliveries, webhook: webhooks })
+    .select({ delivery: webhookDeliveries, webhook: webhooks, traceparent: runs.traceparent })
     .from(webhookDeliveries)
     .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+    .leftJoin(runs, eq(runs.id, webhookDeliveries.runId))
     .where(eq(webhookDeliveries.id, deliveryId));
   if (!row) return { status: "failed", attempts: 0 };
   const { delivery, webhook } = row;
   if (delivery.status !== "pending") return { status: delivery.status, attempts: delivery.attempts };
   if (webhook.deletedAt) return record(delivery, { ok: false, statusCode: null, error: "Webhook deleted" }, options, true);
-  const result = await send(delivery, webhook, options);
+  // The delivery belongs to its run's trace: a `webhook.deliver` span there, and the receiver gets its `traceparent`.
+  const result = await withSpan("webhook.deliver", { "flowmail.webhook.event": delivery.event }, () => send(delivery, webhook, options, row.traceparent), contextFromTraceparent(row.traceparent));
   return record(delivery, result, options, false);
 }
 
@@ -59,8 +63,10 @@ async function send(
   delivery: typeof webhookDeliveries.$inferSelect,
   webhook: typeof webhooks.$inferSelect,
   options: DeliveryOptions,
+  runTraceparent: string | null,
 ): Promise<AttemptResult> {
   const body = JSON.stringify(delivery.payload);
+  const traceparent = outboundTraceparent(runTraceparent);
   const signer = new Webhook(decryptSecret(webhook.secretEncrypted));
   const now = new Date();
   try {
@@ -72,6 +78,7 @@ async function send(
         "webhook-id": delivery.id,
         "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
         "webhook-signature": signer.sign(delivery.id, now, body),
+        ...(traceparent ? { traceparent } : {}),
       },
       body,
       timeoutMs: options.timeoutMs,

@@ -1,12 +1,16 @@
 import "server-only";
 import { getBackgroundDb, getDb, getRunStateDb } from "@/db/client";
-import { getConfig } from "@/lib/config";
+import { ConfigError, getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { nowDate } from "@/lib/clock";
 import { getEmbeddedExecutor, startEmbeddedExecutor, type EmbeddedExecutorOptions } from "@/lib/engine/embedded-executor";
 import { acquireExecutorLock, releaseExecutorLock } from "@/lib/engine/executor-lock";
+import { flushTracing } from "@/lib/observability/tracing";
 import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
 import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
+
+export const EXECUTOR_OFF_NEEDS_POSTGRES =
+  "EXECUTOR=off needs PostgreSQL (DATABASE_URL): the embedded database serves one process, which must execute its own runs.";
 
 /** Housekeeping that rides on the embedded executor's sweep (every 5 s). */
 export const SWEEP_TASKS: NonNullable<EmbeddedExecutorOptions["sweepTasks"]> = [
@@ -24,6 +28,12 @@ export const SWEEP_TASKS: NonNullable<EmbeddedExecutorOptions["sweepTasks"]> = [
  */
 export async function startBackgroundWork(): Promise<void> {
   const config = getConfig();
+  if (!config.inngest.enabled && !config.executorEnabled) {
+    // EXECUTOR=off: this process enqueues; worker processes (`npm run worker`) execute, woken through the database.
+    if (!config.databaseUrl) throw new ConfigError(EXECUTOR_OFF_NEEDS_POSTGRES);
+    log.info("run executor off in this process (EXECUTOR=off): worker processes execute the runs");
+    return;
+  }
   if (!config.inngest.enabled) {
     // Open the database first so a locked embedded database fails loudly at start, not at the first run.
     await getDb();
@@ -46,6 +56,8 @@ export async function handBackRuns(timeoutMs = HAND_BACK_TIMEOUT_MS): Promise<vo
   const clean = await executor.handBack(timeoutMs);
   await releaseExecutorLock();
   log.info("runs handed back before exit", { ms: Date.now() - started, atStepBoundary: clean });
+  // The spans of the runs this process just handed back or finished leave before it exits.
+  await flushTracing();
 }
 
 let installed = false;
