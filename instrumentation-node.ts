@@ -6,7 +6,10 @@ export async function registerNode(): Promise<void> {
   // A production server without an email transport refuses to start (CONTRACT 15): the config says which variable.
   const { ConfigError, getConfig } = await import("./lib/config");
   try {
-    getConfig();
+    const config = getConfig();
+    if (config.nodeEnv === "production" && !config.appUrlConfigured) {
+      console.warn(`Flowmail: APP_URL is not set, so links in emails and hook URLs say ${config.appUrl}: set APP_URL to the address people reach this server at.`);
+    }
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`Flowmail cannot start: ${error.message}`);

@@ -8,6 +8,9 @@ const nextConfig = {
   // reached only through db/client.ts's dynamic import) stays out of every server function's traced files.
   ...(process.env.VERCEL ? { outputFileTracingExcludes: { "*": ["node_modules/@electric-sql/pglite/**"] } } : {}),
   poweredByHeader: false,
+  // `next dev` serves its scripts and hot-reload socket only to the hosts listed here besides localhost: without them a
+  // page opened at http://127.0.0.1:3000 never becomes interactive.
+  allowedDevOrigins: ["127.0.0.1", "localhost", "[::1]", "::1"],
   // Several builds side by side on one checkout (parallel work, benchmarks) each take their own directory.
   distDir: process.env.NEXT_DIST_DIR || ".next",
   typedRoutes: false,
