@@ -17,6 +17,9 @@ export async function registerNode(): Promise<void> {
   } catch (error) {
     return refuse(error);
   }
+  if (config.nodeEnv === "production" && !config.appUrlConfigured) {
+    log.warn(`APP_URL is not set, so links in emails and hook URLs say ${config.appUrl}: set APP_URL to the address people reach this server at.`);
+  }
   // OTEL_EXPORTER_OTLP_ENDPOINT set: this process's spans (Next's request spans and the runs' own) are exported.
   (await import("./lib/observability/tracing")).startTracing(config.otelExporterEndpoint, "flowmail-web");
   // Per-client throttles need the socket address, which route handlers cannot see (lib/auth/client-address.ts).

@@ -62,6 +62,8 @@ const envSchema = z.object({
   GOOGLE_OAUTH_REVOKE_URL: optionalString,
   GOOGLE_API_ROOT_URL: optionalString,
   APP_URL: optionalString,
+  /** Set by `next dev` and `next start` to the port they listen on (and honoured by them when given). */
+  PORT: optionalString,
   VERCEL_URL: optionalString,
   EMAIL_FROM: z.string().default("Flowmail <noreply@flowmail.local>"),
   RUN_RATE_LIMIT_PER_MINUTE: positiveInt(60),
@@ -195,20 +197,24 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const onVercel = Boolean(e.VERCEL);
   const inngestEnabled = Boolean(e.INNGEST_EVENT_KEY || e.INNGEST_SIGNING_KEY || e.INNGEST_DEV);
 
+  // Every missing variable is named at once, so a deployment is not fixed one failed start at a time.
+  const problems: string[] = [];
   if (onVercel) {
     const missing: string[] = [];
     if (!e.DATABASE_URL) missing.push("DATABASE_URL (managed PostgreSQL)");
     if (!inngestEnabled) missing.push("INNGEST_EVENT_KEY and INNGEST_SIGNING_KEY (the Inngest integration)");
-    if (!e.AUTH_SECRET) missing.push("AUTH_SECRET");
     if (missing.length > 0) {
-      throw new ConfigError(
+      problems.push(
         `Flowmail cannot use its embedded database and executor on Vercel (no writable disk, no background process). Set: ${missing.join(", ")}.`,
       );
     }
   }
+  const authSecret = e.AUTH_SECRET ?? developmentSecret(e.NODE_ENV, dataDir, problems);
+  const transport = emailTransport(e, problems);
+  if (problems.length === 1) throw new ConfigError(problems[0]);
+  if (problems.length > 1) throw new ConfigError(`${problems.length} settings are missing:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
 
-  const authSecret = e.AUTH_SECRET ?? developmentSecret(e.NODE_ENV, dataDir);
-  const appUrl = (e.APP_URL ?? (e.VERCEL_URL ? `https://${e.VERCEL_URL}` : "http://localhost:3000")).replace(/\/+$/, "");
+  const appUrl = (e.APP_URL ?? (e.VERCEL_URL ? `https://${e.VERCEL_URL}` : `http://localhost:${listeningPort(e.PORT)}`)).replace(/\/+$/, "");
 
   return {
     nodeEnv: e.NODE_ENV,
@@ -223,7 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       dev: Boolean(e.INNGEST_DEV && e.INNGEST_DEV !== "0"),
     },
     resend: { apiKey: e.RESEND_API_KEY, baseUrl: e.RESEND_BASE_URL },
-    emailTransport: emailTransport(e),
+    emailTransport: transport,
     authSecret,
     encryptionKey: e.ENCRYPTION_KEY ?? authSecret,
     google: {
@@ -272,11 +278,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
  * email (sign-up codes included) to anyone who reaches the server (CONTRACT 15). `next build` runs in production mode
  * without runtime secrets, so the refusal waits for the server's start.
  */
-function emailTransport(e: z.infer<typeof envSchema>): "resend" | "smtp" | "mailbox" {
+function emailTransport(e: z.infer<typeof envSchema>, problems: string[]): "resend" | "smtp" | "mailbox" {
   if (e.RESEND_API_KEY) return "resend";
   if (e.SMTP_URL) return "smtp";
   if (e.NODE_ENV === "production" && !e.MAILBOX_ENABLED && process.env.NEXT_PHASE !== "phase-production-build") {
-    throw new ConfigError(
+    problems.push(
       "No email transport for production: set RESEND_API_KEY (send through Resend), SMTP_URL (an SMTP server), or MAILBOX_ENABLED=true for a private demo " +
         "(the local mailbox lets anyone who reaches the server read every email, sign-up codes included).",
     );
@@ -284,12 +290,32 @@ function emailTransport(e: z.infer<typeof envSchema>): "resend" | "smtp" | "mail
   return "mailbox";
 }
 
+/** The port this server listens on when APP_URL is unset (`next dev`/`next start` put it in PORT before loading the app). */
+function listeningPort(port: string | undefined): number {
+  const n = Number(port);
+  return Number.isInteger(n) && n > 0 && n < 65536 ? n : 3000;
+}
+
+/**
+ * The address links to this server start with. APP_URL (or Vercel's) when set; otherwise, during a request in
+ * development, the address the request came in on (so links work at 127.0.0.1, [::1] or a LAN name), else
+ * localhost on the port the server listens on.
+ */
+export function publicAppUrl(req?: Request): string {
+  const config = getConfig();
+  if (config.appUrlConfigured || !req || config.nodeEnv === "production") return config.appUrl;
+  try {
+    return new URL(req.url).origin;
+  } catch {
+    return config.appUrl;
+  }
+}
+
 /** Development and tests: a secret generated once and kept in the data directory. Production must set AUTH_SECRET. */
-function developmentSecret(nodeEnv: string, dataDir: string): string {
+function developmentSecret(nodeEnv: string, dataDir: string, problems: string[]): string {
   if (nodeEnv === "production") {
-    throw new ConfigError(
-      "AUTH_SECRET is required in production: set it to a long random string (for example `openssl rand -base64 32`).",
-    );
+    problems.push("AUTH_SECRET is required in production: set it to a long random string (for example `openssl rand -base64 32`).");
+    return "";
   }
   const file = path.join(dataDir, "auth-secret");
   if (existsSync(file)) return readFileSync(file, "utf8").trim();

@@ -27,11 +27,11 @@ export function Toolbar(props: {
   const { validation } = props;
   const problems = validation.result?.errors.length ?? 0;
   return (
-    <div className="flex flex-wrap items-center gap-x-3 gap-y-2 border-b border-slate-200 bg-white px-4 py-2">
+    <div className="flex min-w-0 flex-wrap items-center gap-x-3 gap-y-2 border-b border-slate-200 bg-white px-3 py-2 md:px-4">
       <Link href="/workflows" className="text-sm text-slate-500 hover:text-slate-900" aria-label="Back to workflows">
         ←
       </Link>
-      <Input value={props.name} onChange={(e) => props.onName(e.target.value)} className="!w-40 font-medium lg:!w-72" aria-label="Workflow name" data-testid="workflow-name" />
+      <Input value={props.name} onChange={(e) => props.onName(e.target.value)} className="!w-36 font-medium sm:!w-40 lg:!w-72" aria-label="Workflow name" data-testid="workflow-name" />
       {props.dirty ? (
         <Badge tone="amber" data-testid="unsaved">Unsaved</Badge>
       ) : props.isNew ? (
@@ -50,17 +50,18 @@ export function Toolbar(props: {
           <span className="text-red-600">{problems} {problems === 1 ? "problem" : "problems"}</span>
         )}
       </span>
-      <div className="ml-auto flex items-center gap-1.5">
-        <Button variant="ghost" size="sm" onClick={props.onUndo} disabled={!props.canUndo || props.readOnly} title="Undo (Ctrl+Z)" data-testid="undo">
+      {/* Below 768 px the editor is read-only: the editing buttons make way, so Preview and Run stay on screen. */}
+      <div className="ml-auto flex flex-wrap items-center justify-end gap-1.5">
+        <Button variant="ghost" size="sm" className="hidden md:inline-flex" onClick={props.onUndo} disabled={!props.canUndo || props.readOnly} title="Undo (Ctrl+Z)" data-testid="undo">
           Undo
         </Button>
-        <Button variant="ghost" size="sm" onClick={props.onRedo} disabled={!props.canRedo || props.readOnly} title="Redo (Ctrl+Shift+Z)" data-testid="redo">
+        <Button variant="ghost" size="sm" className="hidden md:inline-flex" onClick={props.onRedo} disabled={!props.canRedo || props.readOnly} title="Redo (Ctrl+Shift+Z)" data-testid="redo">
           Redo
         </Button>
-        <Button variant="ghost" size="sm" onClick={props.onLayout} disabled={props.readOnly} title="Arrange nodes automatically" data-testid="auto-layout">
+        <Button variant="ghost" size="sm" className="hidden md:inline-flex" onClick={props.onLayout} disabled={props.readOnly} title="Arrange nodes automatically" data-testid="auto-layout">
           Tidy up
         </Button>
-        <Button variant="secondary" size="sm" onClick={props.onSave} loading={props.saving} disabled={props.readOnly} title="Save (Ctrl+S)" data-testid="save">
+        <Button variant="secondary" size="sm" className="hidden md:inline-flex" onClick={props.onSave} loading={props.saving} disabled={props.readOnly} title="Save (Ctrl+S)" data-testid="save">
           Save
         </Button>
         {props.preview}

@@ -71,16 +71,12 @@ function FlowNodeView({ id, data, selected }: NodeProps<FlowNode>) {
       )}
       {overlay.run?.status === "FAILED" && overlay.run.error && !overlay.stale && <RunError id={id} text={overlay.run.error} />}
       {errors.length > 0 && (
-        // Kept to two one-line items so an invalid node stays about the size of a valid one; the inspector
-        // lists every message in full.
-        <ul className="mt-2 space-y-0.5 rounded bg-red-50 px-2 py-1 text-[11px] leading-4 text-red-700" data-testid={`node-errors-${id}`}>
-          {errors.slice(0, 2).map((e, i) => (
-            <li key={i} className="truncate" title={e}>
-              {e}
-            </li>
-          ))}
-          {errors.length > 2 && <li className="text-red-500">+{errors.length - 2} more</li>}
-        </ul>
+        // One line whatever the count, so an invalid node stays the size of a valid one and never covers the handles
+        // of its neighbours; the inspector lists every message in full.
+        <p className="mt-2 flex gap-1 rounded bg-red-50 px-2 py-1 text-[11px] leading-4 text-red-700" data-testid={`node-errors-${id}`} title={errors.join("\n")}>
+          <span className="min-w-0 flex-1 truncate">{errors[0]}</span>
+          {errors.length > 1 && <span className="shrink-0 text-red-500">+{errors.length - 1} more</span>}
+        </p>
       )}
       <Handle type="source" position={Position.Bottom} data-testid={`handle-out-${id}`} />
     </div>

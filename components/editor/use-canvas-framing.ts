@@ -6,6 +6,8 @@ import type { NodeType } from "@/lib/client/types";
 import { FIT_VIEW_OPTIONS } from "./editor-canvas";
 import type { useEditorGraph } from "./use-editor-graph";
 
+const CASCADE = 36;
+
 export function useCanvasFraming(editor: ReturnType<typeof useEditorGraph>, canvasRef: RefObject<HTMLDivElement | null>, fitKey: string) {
   const flow = useReactFlow();
   // A version (or a run's version) brought onto the canvas is framed whole, as is the graph after Tidy up.
@@ -32,12 +34,21 @@ export function useCanvasFraming(editor: ReturnType<typeof useEditorGraph>, canv
     },
     [flow, addNode],
   );
+  // Nodes added from the palette with the keyboard land in the middle of the view; one already there moves the new
+  // one down and to the right (a cascade), so several added in a row never hide each other.
+  const { getPresent } = editor;
   const addAtCenter = useCallback(
     (type: NodeType) => {
       const box = canvasRef.current?.getBoundingClientRect();
-      if (box) addAt(type, box.left + box.width / 2, box.top + box.height / 2);
+      if (!box) return;
+      const p = flow.screenToFlowPosition({ x: box.left + box.width / 2, y: box.top + box.height / 2 });
+      let position = { x: Math.round(p.x - 120), y: Math.round(p.y - 30) };
+      const taken = getPresent().nodes.map((n) => n.position);
+      const occupied = (q: { x: number; y: number }) => taken.some((t) => Math.abs(t.x - q.x) < CASCADE && Math.abs(t.y - q.y) < CASCADE);
+      for (let i = 0; i < 100 && occupied(position); i++) position = { x: position.x + CASCADE, y: position.y + CASCADE };
+      addNode(type, position);
     },
-    [addAt, canvasRef],
+    [flow, addNode, getPresent, canvasRef],
   );
   return { tidyUp, framePasted, addAt, addAtCenter };
 }

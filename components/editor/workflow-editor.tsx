@@ -70,6 +70,7 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   // person goes back to editing (or saves, which makes every earlier run history).
   const [runViewDismissed, setRunViewDismissed] = useState<string | null>(null);
   const [viewSelected, setViewSelected] = useState<string | null>(null);
+  const [sheetOpen, setSheetOpen] = useState(false);
   const [nodeClicks, setNodeClicks] = useState(0);
   // Derived views (validation, the dirty flag, the inspector) follow a deferred copy of the graph, so
   // React may skip intermediate values while a node is dragged across a large canvas.
@@ -183,6 +184,23 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   useUnsavedGuard(dirty);
 
   const graphIssues = (validation.result?.errors ?? []).filter((e) => !e.nodeId);
+  const sidePanel = (
+    <SidePanel
+      graph={viewing && versionQuery.data ? versionQuery.data.graph : structure}
+      actions={actions}
+      selectedNode={selectedNode}
+      selectedEdge={selectedEdge}
+      issues={validation.result?.errors ?? NO_ISSUES}
+      runId={runId}
+      run={run}
+      runError={runError}
+      runs={runs.data?.items ?? NO_RUNS}
+      onOpenRun={openRun}
+      onPickNode={viewing ? setViewSelected : pickNode}
+      workflowSaved={!!workflowId}
+      extras={extras}
+    />
+  );
   return (
     <div className="flex h-[calc(100vh-3.5rem)] flex-col" data-testid="editor">
       <Toolbar
@@ -220,6 +238,7 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
           onNodeClick={(id) => {
             if (viewing) setViewSelected(id);
             setNodeClicks((n) => n + 1);
+            if (!wide) setSheetOpen(true);
           }}
           onPaneClick={viewing ? () => setViewSelected(null) : undefined}
           fitView={initialHasNodes}
@@ -241,22 +260,20 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
           {!viewing && editor.present.nodes.length === 0 && <EmptyCanvasNote />}
           {!viewing && graphIssues.length > 0 && editor.present.nodes.length > 0 && <GraphIssues issues={graphIssues} />}
         </EditorCanvas>
-        {wide && <SidePanel
-          graph={viewing && versionQuery.data ? versionQuery.data.graph : structure}
-          actions={actions}
-          selectedNode={selectedNode}
-          selectedEdge={selectedEdge}
-          issues={validation.result?.errors ?? NO_ISSUES}
-          runId={runId}
-          run={run}
-          runError={runError}
-          runs={runs.data?.items ?? NO_RUNS}
-          onOpenRun={openRun}
-          onPickNode={viewing ? setViewSelected : pickNode}
-          workflowSaved={!!workflowId}
-          extras={extras}
-        />}
+        {wide && sidePanel}
       </div>
+      {!wide && sheetOpen && selectedNode && (
+        // Below 768 px there is no room beside the canvas: a tapped node's details open in a sheet over its lower part.
+        <div className="fixed inset-x-0 bottom-0 z-40 flex h-[60vh] flex-col rounded-t-xl bg-white shadow-2xl ring-1 ring-slate-200 [&>aside]:min-h-0 [&>aside]:w-full [&>aside]:flex-1 [&>aside]:border-l-0" data-testid="node-sheet">
+          <div className="flex items-center justify-between border-b border-slate-200 px-4 py-2">
+            <span className="text-sm font-medium text-slate-700">Node details</span>
+            <button type="button" className="rounded px-2 py-1 text-sm text-slate-500 hover:bg-slate-100" onClick={() => setSheetOpen(false)} data-testid="node-sheet-close">
+              Close
+            </button>
+          </div>
+          {sidePanel}
+        </div>
+      )}
       <span className="sr-only" aria-live="polite">{run ? `Run ${run.status.toLowerCase()}` : ""}</span>
       {save.isError && <span className="sr-only">{errorMessage(save.error)}</span>}
     </div>

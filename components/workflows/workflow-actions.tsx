@@ -3,12 +3,25 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState } from "react";
+import { createPortal } from "react-dom";
 import { keys, useDeleteWorkflow } from "@/lib/client/hooks";
 import type { WorkflowSummary } from "@/lib/client/types";
 import { Button, ErrorAlert, Input } from "@/components/ui";
 import { duplicateWorkflow, exportWorkflowFile, parseWorkflowFile, renameWorkflow, stashImportDraft } from "./workflow-api";
 
 type Dialog = "rename" | "delete" | null;
+type MenuPlace = { top: number; left: number };
+
+const MENU_WIDTH = 176;
+const MENU_HEIGHT = 4 * 32 + 8;
+
+/** Below the button, right-aligned with it; above it when the viewport has no room below. */
+function menuPlace(button: DOMRect): MenuPlace {
+  const below = button.bottom + 4;
+  const top = below + MENU_HEIGHT <= window.innerHeight ? below : Math.max(4, button.top - 4 - MENU_HEIGHT);
+  const left = Math.min(Math.max(4, button.right - MENU_WIDTH), window.innerWidth - MENU_WIDTH - 4);
+  return { top, left };
+}
 
 export function WorkflowActions({ workflow }: { workflow: WorkflowSummary }) {
   const queryClient = useQueryClient();
@@ -19,19 +32,33 @@ export function WorkflowActions({ workflow }: { workflow: WorkflowSummary }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const menuRef = useRef<HTMLDivElement>(null);
+  const panelRef = useRef<HTMLDivElement>(null);
+  const [place, setPlace] = useState<MenuPlace | null>(null);
 
-  // The menu closes on a click elsewhere or Escape, as menus do.
+  // The menu closes on a click elsewhere, Escape, scrolling or resizing, as menus do.
   useEffect(() => {
     if (!menu) return;
-    const onDown = (e: MouseEvent) => !menuRef.current?.contains(e.target as Node) && setMenu(false);
+    const inside = (target: EventTarget | null) => menuRef.current?.contains(target as Node) || panelRef.current?.contains(target as Node);
+    const onDown = (e: MouseEvent) => !inside(e.target) && setMenu(false);
     const onKey = (e: KeyboardEvent) => e.key === "Escape" && setMenu(false);
+    const close = (e: Event) => !inside(e.target) && setMenu(false);
     document.addEventListener("mousedown", onDown);
     document.addEventListener("keydown", onKey);
+    window.addEventListener("scroll", close, true);
+    window.addEventListener("resize", close);
     return () => {
       document.removeEventListener("mousedown", onDown);
       document.removeEventListener("keydown", onKey);
+      window.removeEventListener("scroll", close, true);
+      window.removeEventListener("resize", close);
     };
   }, [menu]);
+
+  function toggleMenu(button: HTMLElement) {
+    if (menu) return setMenu(false);
+    setPlace(menuPlace(button.getBoundingClientRect()));
+    setMenu(true);
+  }
 
   async function act(work: () => Promise<unknown>) {
     setMenu(false);
@@ -58,14 +85,21 @@ export function WorkflowActions({ workflow }: { workflow: WorkflowSummary }) {
         aria-haspopup="menu"
         aria-expanded={menu}
         aria-label={`Actions for ${workflow.name}`}
-        onClick={() => setMenu((m) => !m)}
+        onClick={(e) => toggleMenu(e.currentTarget)}
         loading={busy}
         data-testid="workflow-actions"
       >
         ⋯
       </Button>
-      {menu && (
-        <div role="menu" className="absolute right-0 z-20 mt-1 w-44 rounded-lg bg-white py-1 shadow-lg ring-1 ring-slate-200" data-testid="workflow-menu">
+      {menu && place && createPortal(
+        // In a portal with fixed coordinates: the table's card clips its overflow, which cut the menu of the lower rows.
+        <div
+          ref={panelRef}
+          role="menu"
+          style={{ position: "fixed", top: place.top, left: place.left, width: MENU_WIDTH }}
+          className="z-50 rounded-lg bg-white py-1 shadow-lg ring-1 ring-slate-200"
+          data-testid="workflow-menu"
+        >
           <button role="menuitem" className={item} onClick={() => (setMenu(false), setDialog("rename"))} data-testid="action-rename">
             Rename…
           </button>
@@ -83,7 +117,8 @@ export function WorkflowActions({ workflow }: { workflow: WorkflowSummary }) {
           <button role="menuitem" className={`${item} text-red-700`} onClick={() => (setMenu(false), setDialog("delete"))} data-testid="action-delete">
             Delete…
           </button>
-        </div>
+        </div>,
+        document.body,
       )}
       {error ? <ErrorAlert error={error} className="absolute right-0 z-20 mt-1 w-72 text-left" /> : null}
       {dialog === "rename" && (

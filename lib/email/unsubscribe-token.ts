@@ -1,42 +1,70 @@
 import "server-only";
-import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import { getConfig } from "@/lib/config";
 
 /**
- * One-click unsubscribe tokens (CONTRACT 11): `<payload>.<mac>`, both base64url. The payload binds the account and
- * the normalised address; the MAC (HMAC-SHA256, 128 bits, key derived from AUTH_SECRET) makes it unguessable and
- * unforgeable. Tokens do not expire: an unsubscribe link in an old email must keep working.
+ * One-click unsubscribe tokens (CONTRACT 11). A token is `u2.<sealed>`: the account and the normalised address sealed
+ * with AES-256-GCM (key derived from AUTH_SECRET), so the link in an email shows neither the account id nor anything
+ * else readable, and cannot be forged. The nonce is an HMAC of the content (a synthetic IV): the same account and
+ * address always give the same token, and two different contents never share a nonce. Tokens do not expire: an
+ * unsubscribe link in an old email must keep working, so the earlier signed form (`<payload>.<mac>`) is still read.
  */
-let cachedKey: { secret: string; key: Buffer } | undefined;
+let cachedKeys: { secret: string; legacy: Buffer; seal: Buffer; nonce: Buffer } | undefined;
 
-// Derived once per secret: OUTPUT signs one token per email (100,000 in a large run).
-function key(): Buffer {
+// Derived once per secret: OUTPUT makes one token per email (100,000 in a large run).
+function keys() {
   const secret = getConfig().authSecret;
-  if (cachedKey?.secret !== secret) {
-    cachedKey = { secret, key: Buffer.from(hkdfSync("sha256", secret, "flowmail", "unsubscribe-token-v1", 32)) };
+  if (cachedKeys?.secret !== secret) {
+    const derive = (info: string) => Buffer.from(hkdfSync("sha256", secret, "flowmail", info, 32));
+    cachedKeys = { secret, legacy: derive("unsubscribe-token-v1"), seal: derive("unsubscribe-token-v2-seal"), nonce: derive("unsubscribe-token-v2-nonce") };
   }
-  return cachedKey.key;
+  return cachedKeys;
 }
 
-const mac = (payload: string) => createHmac("sha256", key()).update(payload).digest().subarray(0, 16);
+const PREFIX = "u2.";
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
 
 export function unsubscribeToken(accountId: string, email: string): string {
-  const payload = Buffer.from(`${accountId}\n${email}`, "utf8").toString("base64url");
-  return `${payload}.${mac(payload).toString("base64url")}`;
+  const { seal, nonce: nonceKey } = keys();
+  const plain = Buffer.from(`${accountId}\n${email}`, "utf8");
+  const nonce = createHmac("sha256", nonceKey).update(plain).digest().subarray(0, NONCE_BYTES);
+  const cipher = createCipheriv("aes-256-gcm", seal, nonce);
+  const sealed = Buffer.concat([nonce, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+  return `${PREFIX}${sealed.toString("base64url")}`;
 }
 
 /** The account and address of a valid token, or null. */
 export function readUnsubscribeToken(token: string): { accountId: string; email: string } | null {
   if (token.length > 1200) return null;
-  const [payload, signature, extra] = token.split(".");
-  if (!payload || !signature || extra !== undefined) return null;
-  // Compared as text: base64url decoding ignores the unused bits of the last character, so two spellings would pass.
-  const given = Buffer.from(signature);
-  const expected = Buffer.from(mac(payload).toString("base64url"));
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  const [accountId, email, rest] = Buffer.from(payload, "base64url").toString("utf8").split("\n");
+  const text = token.startsWith(PREFIX) ? openSealed(token.slice(PREFIX.length)) : openLegacy(token);
+  if (text === null) return null;
+  const [accountId, email, rest] = text.split("\n");
   if (!accountId || !email || rest !== undefined) return null;
   return { accountId, email };
+}
+
+function openSealed(body: string): string | null {
+  const sealed = Buffer.from(body, "base64url");
+  // Compared as text: base64url decoding ignores the unused bits of the last character, so two spellings would pass.
+  if (sealed.length <= NONCE_BYTES + TAG_BYTES || sealed.toString("base64url") !== body) return null;
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", keys().seal, sealed.subarray(0, NONCE_BYTES));
+    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]).toString("utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** The earlier form, `<base64url payload>.<base64url HMAC>`, found in emails sent before tokens were sealed. */
+function openLegacy(token: string): string | null {
+  const [payload, signature, extra] = token.split(".");
+  if (!payload || !signature || extra !== undefined) return null;
+  const given = Buffer.from(signature);
+  const expected = Buffer.from(createHmac("sha256", keys().legacy).update(payload).digest().subarray(0, 16).toString("base64url"));
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  return Buffer.from(payload, "base64url").toString("utf8");
 }
 
 export function unsubscribeUrl(accountId: string, email: string): string {

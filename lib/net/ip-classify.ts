@@ -81,6 +81,11 @@ function classifyV6(address: string): string | null {
     const inner = classifyV4Number(embeddedV4(g, 6));
     return inner ? `IPv4-mapped ${inner}` : null;
   }
+  // ::ffff:0:a.b.c.d (::ffff:0:0:0/96, SIIT IPv4-translated) is translated to the embedded IPv4 address too.
+  if (g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0) {
+    const inner = classifyV4Number(embeddedV4(g, 6));
+    return inner ? `IPv4-translated ${inner}` : null;
+  }
   // 64:ff9b::/96 (NAT64) translates to the embedded IPv4 address.
   if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) {
     const inner = classifyV4Number(embeddedV4(g, 6));

@@ -23,7 +23,7 @@ export type HookDeliveryView = {
 export type HookView = { id: string; workflowId: string; createdAt: string; lastDeliveries: HookDeliveryView[] };
 
 /** POST /api/workflows/:workflowId/hooks: the URL carries the token, which is shown here and never again. */
-export async function createHook(accountId: string, workflowId: string): Promise<CreatedHook> {
+export async function createHook(accountId: string, workflowId: string, baseUrl = getConfig().appUrl): Promise<CreatedHook> {
   const db = await getDb();
   await findOwnWorkflow(db, accountId, workflowId);
   const token = newHookToken();
@@ -31,7 +31,7 @@ export async function createHook(accountId: string, workflowId: string): Promise
     .insert(inboundHooks)
     .values({ id: newId("hook"), workflowId, accountId, tokenHash: hashHookToken(token) })
     .returning({ id: inboundHooks.id, createdAt: inboundHooks.createdAt });
-  return { id: row.id, url: `${getConfig().appUrl}/api/hooks/${token}`, createdAt: row.createdAt.toISOString() };
+  return { id: row.id, url: `${baseUrl}/api/hooks/${token}`, createdAt: row.createdAt.toISOString() };
 }
 
 /** The workflow's hooks, newest first, without tokens (only their hashes exist), each with its last deliveries. */
