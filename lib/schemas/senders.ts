@@ -92,38 +92,38 @@ const tag = "Senders";
 
 export const senderOperations: OperationSpec[] = [
   {
-    method: "get", path: "/api/senders", operationId: "listSenders", tag, auth: true,
+    method: "get", path: "/api/senders", operationId: "listSenders", tag, auth: true, scope: "senders:read",
     summary: "The account's senders (secrets never returned: their last 4 characters only)",
     responses: { 200: { description: "Every sender of the account, oldest first", schema: sendersResponse } },
   },
   {
-    method: "post", path: "/api/senders", operationId: "createSender", tag, auth: true,
+    method: "post", path: "/api/senders", operationId: "createSender", tag, auth: true, scope: "person",
     summary: "Add a sender: an own Resend key, SMTP server or Amazon SES account (its settings object is required)",
     body: createSenderBody,
     responses: { 201: { description: "The sender", schema: senderResponse } },
     errors: ["validation_failed"],
   },
   {
-    method: "patch", path: "/api/senders/:senderId", operationId: "updateSender", tag, auth: true,
+    method: "patch", path: "/api/senders/:senderId", operationId: "updateSender", tag, auth: true, scope: "person",
     summary: "Change a sender (a secret left out keeps the stored one; isDefault: true makes it the account's default)",
     body: updateSenderBody,
     responses: { 200: { description: "The sender", schema: senderResponse } },
     errors: ["not_found", "validation_failed"],
   },
   {
-    method: "delete", path: "/api/senders/:senderId", operationId: "deleteSender", tag, auth: true,
+    method: "delete", path: "/api/senders/:senderId", operationId: "deleteSender", tag, auth: true, scope: "person",
     summary: "Delete a sender; 409 sender_in_use (naming the workflows) while an OUTPUT node names it",
     responses: { 204: { description: "Deleted" } },
     errors: ["not_found", "sender_in_use"],
   },
   {
-    method: "post", path: "/api/senders/:senderId/test", operationId: "testSender", tag, auth: true,
+    method: "post", path: "/api/senders/:senderId/test", operationId: "testSender", tag, auth: true, scope: "person",
     summary: "Send one test email through the sender to the account's own address",
     responses: { 200: { description: "Sent", schema: testSenderResponse } },
     errors: ["not_found", "sender_test_failed"],
   },
   {
-    method: "post", path: "/api/workflows/runs/:runId/resend-unknown", operationId: "resendUnknown", tag: "Sending", auth: true,
+    method: "post", path: "/api/workflows/runs/:runId/resend-unknown", operationId: "resendUnknown", tag: "Sending", auth: true, scope: "runs:write",
     summary: "Send again exactly the SMTP/SES emails of a finished run whose fate a crash left unknown (they may have been delivered): a new live run; 409 when there are none or they were already resent",
     responses: {
       202: {
