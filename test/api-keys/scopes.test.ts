@@ -38,6 +38,7 @@ beforeAll(async () => {
     email: "a@example.com",
     version: "1",
     keyId: "key_unknownunknownunknown1",
+    senderId: "snd_unknownunknownunknown1",
     token: "unknown",
   };
 });
@@ -59,9 +60,12 @@ describe("declared scopes", () => {
     expect(operationAccess("GET", "/api/not-documented")).toBeNull();
   });
 
-  it("keeps the account, its keys, the AI provider and Google to people", () => {
+  it("keeps the account, its keys, the AI provider, Google and changes to senders to people", () => {
     const personOnly = allOperations.filter((op) => op.auth && op.scope === "person").map((op) => op.path);
-    for (const path of personOnly) expect(path).toMatch(/^\/api\/(account|integrations\/google)(\/|$)/);
+    for (const path of personOnly) expect(path).toMatch(/^\/api\/(account|integrations\/google|senders)(\/|$)/);
+    for (const op of allOperations.filter((o) => o.auth && /^\/api\/senders(\/|$)/.test(o.path))) {
+      expect(op.scope, `${op.method} ${op.path}`).toBe(op.method === "get" ? "senders:read" : "person");
+    }
     for (const op of allOperations.filter((o) => o.auth && /^\/api\/account(\/|$)/.test(o.path))) expect(op.scope, op.path).toBe("person");
   });
 });
