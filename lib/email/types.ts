@@ -44,8 +44,14 @@ export class EmailSendError extends Error {
 export interface EmailSender {
   readonly name: "resend" | "mailbox";
   readonly pacingKey?: string;
-  send(email: OutgoingEmail): Promise<SendResult>;
-  sendBatch(emails: OutgoingEmail[], batchIdempotencyKey?: string): Promise<SendResult[]>;
+  send(email: OutgoingEmail, options?: SendCallOptions): Promise<SendResult>;
+  sendBatch(emails: OutgoingEmail[], batchIdempotencyKey?: string, options?: SendCallOptions): Promise<SendResult[]>;
   /** sendBatch plus the provider's rate-limit headers (transports without any answer `{ results }`). */
-  sendBatchDetailed?(emails: OutgoingEmail[], batchIdempotencyKey?: string): Promise<BatchResult>;
+  sendBatchDetailed?(emails: OutgoingEmail[], batchIdempotencyKey?: string, options?: SendCallOptions): Promise<BatchResult>;
 }
+
+/**
+ * `signal`: aborting it abandons the call in flight (a cancel of the run); the call then rejects with the signal's
+ * reason. What the provider did with an abandoned call is unknown: it is sent again under the same idempotency key.
+ */
+export type SendCallOptions = { signal?: AbortSignal };
