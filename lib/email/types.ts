@@ -62,8 +62,14 @@ export interface EmailSender {
    * before its call and paces every email (lib/nodes/output/send-each.ts) instead of sending batches.
    */
   readonly perEmail?: boolean;
-  send(email: OutgoingEmail): Promise<SendResult>;
-  sendBatch(emails: OutgoingEmail[], batchIdempotencyKey?: string): Promise<SendResult[]>;
+  send(email: OutgoingEmail, options?: SendCallOptions): Promise<SendResult>;
+  sendBatch(emails: OutgoingEmail[], batchIdempotencyKey?: string, options?: SendCallOptions): Promise<SendResult[]>;
   /** sendBatch plus the provider's rate-limit headers (transports without any answer `{ results }`). */
-  sendBatchDetailed?(emails: OutgoingEmail[], batchIdempotencyKey?: string): Promise<BatchResult>;
+  sendBatchDetailed?(emails: OutgoingEmail[], batchIdempotencyKey?: string, options?: SendCallOptions): Promise<BatchResult>;
 }
+
+/**
+ * `signal`: aborting it abandons the call in flight (a cancel of the run); the call then rejects with the signal's
+ * reason. What the provider did with an abandoned call is unknown: it is sent again under the same idempotency key.
+ */
+export type SendCallOptions = { signal?: AbortSignal };

@@ -60,7 +60,16 @@ function claimInfoFromRow(row: ClaimInfoRow): ClaimedRunInfo {
   return info;
 }
 
-/** The UPDATE that moves the workflow's oldest PENDING run to RUNNING for this process (see claimNextRun). */
+/**
+ * The error of a run whose workflow was deleted before it started (deleteWorkflow fails the PENDING runs it sees;
+ * a claim fails any that appear later: a run inserted by a path that did not lock the workflow row).
+ */
+export const WORKFLOW_DELETED_RUN_ERROR = "Workflow deleted";
+
+/**
+ * The UPDATE that moves the workflow's oldest PENDING run to RUNNING for this process (see claimNextRun). A deleted
+ * workflow's run is never claimed: `goneCte` fails those runs instead, in the same statement.
+ */
 function claimUpdate(workflowId: string, returning: SQL, options: { finishing?: string; gate?: SQL } = {}): SQL {
   // `finishing`: a run of the workflow that the same statement moves out of RUNNING (claim-ahead, below).
   const others = options.finishing ? sql` and x.id <> ${options.finishing}` : sql``;
@@ -70,6 +79,7 @@ function claimUpdate(workflowId: string, returning: SQL, options: { finishing?: 
             select r.id from runs r
             where r.workflow_id = ${workflowId} and r.status = 'PENDING'
               and not exists (select 1 from runs x where x.workflow_id = ${workflowId} and x.status = 'RUNNING'${others})
+              and not exists (select 1 from workflows w where w.id = ${workflowId} and w.deleted_at is not null)
               ${options.gate ? sql`and ${options.gate}` : sql``}
             order by r.seq
             limit 1
@@ -112,6 +122,19 @@ export function claimAheadResult(
   return row.ahead_pending === true ? undefined : "empty";
 }
 
+/**
+ * Fails the workflow's PENDING runs when the workflow is deleted. Its condition is the claim's negated, read in the
+ * same snapshot, so in one statement the two never touch the same row.
+ */
+function goneCte(workflowId: string): SQL {
+  return sql`gone as (
+    update runs set status = 'FAILED', error = ${WORKFLOW_DELETED_RUN_ERROR}, completed_at = now()
+    where workflow_id = ${workflowId} and status = 'PENDING'
+      and exists (select 1 from workflows w where w.id = ${workflowId} and w.deleted_at is not null)
+    returning id
+  )`;
+}
+
 async function claim<Extra = object>(
   db: Db,
   workflowId: string,
@@ -123,10 +146,10 @@ async function claim<Extra = object>(
     const rows = await execRows<ClaimRow & Extra>(
       db,
       options.start
-        ? sql`with claimed as (${update}), ${startRowsCtes(sql`claimed`)}
+        ? sql`with ${goneCte(workflowId)}, claimed as (${update}), ${startRowsCtes(sql`claimed`)}
             select claimed.*, array(select node_id from ins) as fresh_nodes${options.uploads ? sql`, ${namedUploadsJson(sql`claimed`)} as uploads` : sql``}
             from claimed`
-        : update,
+        : sql`with ${goneCte(workflowId)} ${update}`,
     );
     if (rows[0]) noteOwnBeat(rows[0].id, rows[0].beat);
     return rows[0] ?? null;

@@ -14,7 +14,10 @@ import { resetConfig } from "@/lib/config";
  *   resend.requests          // every HTTP request: method, path, headers (lower-case, incl. idempotency-key), body, status
  *   resend.failNext(2, 503, 7)     // the next 2 requests answer 503 with `Retry-After: 7`
  *   resend.failNext(1, "network")  // the next request's connection is dropped (the SDK reports statusCode null)
+ *   resend.failNext(1, 422, undefined, { name: "invalid_from_address", bare: true })  // Resend's body without `statusCode`
  *   resend.setFailureRatio(0.3, 500) // from now on ~30 % of requests fail (0 turns it off)
+ *   resend.hangNext(1, 65_000) // the next request gets no answer for 65 s, then is processed as usual (delivered, even
+ *       if its client gave up meanwhile); resend.releaseHung() processes the hanging ones at once
  *   resend.reset()           // forget emails, requests, failures and idempotency keys
  *
  * Opt-in limits like Resend's (all off by default, so a plain fake never refuses a well-formed call):
@@ -61,7 +64,11 @@ export type FakeResend = {
   emails(): DeliveredEmail[];
   emailsTo(address: string): DeliveredEmail[];
   requests: RecordedRequest[];
-  failNext(count: number, status: number | "network", retryAfterSeconds?: number): void;
+  failNext(count: number, status: number | "network", retryAfterSeconds?: number, error?: { name?: string; bare?: boolean }): void;
+  hangNext(count: number, ms: number): void;
+  /** Requests hanging now (hangNext). */
+  hanging(): number;
+  releaseHung(): void;
   setFailureRatio(ratio: number, status?: number): void;
   /** Changes (or lifts, with undefined) the daily quota; emails already delivered keep counting. */
   setDailyQuota(quota: number | undefined): void;
@@ -69,7 +76,8 @@ export type FakeResend = {
   close(): Promise<void>;
 };
 
-type Failure = { status: number | "network"; retryAfterSeconds?: number };
+/** `bare`: the error body carries only `name` and `message` (no `statusCode`), as some Resend refusals do. */
+type Failure = { status: number | "network"; retryAfterSeconds?: number; name?: string; bare?: boolean };
 type Answer = { status: number; body: unknown };
 
 const errorNames: Record<number, string> = {
@@ -97,6 +105,8 @@ export async function startFakeResend(options: FakeResendOptions = {}): Promise<
   const idempotent = new Map<string, { bodyText: string; answer: Answer }>();
   let failureRatio = 0;
   let ratioStatus = 500;
+  let hangs: { count: number; ms: number } = { count: 0, ms: 0 };
+  const hanging = new Set<() => void>();
 
   const toEmail = (raw: Record<string, unknown>, key: string | undefined, batch: boolean): DeliveredEmail => ({
     id: randomUUID(),
@@ -170,7 +180,19 @@ export async function startFakeResend(options: FakeResendOptions = {}): Promise<
     const arrivedAt = performance.now();
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
+    req.on("end", async () => {
+      if (hangs.count > 0) {
+        hangs.count--;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, hangs.ms);
+          function done() {
+            clearTimeout(timer);
+            hanging.delete(done);
+            resolve();
+          }
+          hanging.add(done);
+        });
+      }
       const bodyText = Buffer.concat(chunks).toString("utf8");
       let body: unknown = undefined;
       try {
@@ -196,7 +218,8 @@ export async function startFakeResend(options: FakeResendOptions = {}): Promise<
       }
       if (failure) {
         const extra: Record<string, string> = failure.retryAfterSeconds !== undefined ? { "retry-after": String(failure.retryAfterSeconds) } : {};
-        return send({ status: failure.status, body: errorBody(failure.status as number, "Injected failure") }, extra);
+        const error = errorBody(failure.status as number, "Injected failure", failure.name);
+        return send({ status: failure.status, body: failure.bare ? { name: error.name, message: error.message } : error }, extra);
       }
       if (!/^Bearer \S+/.test(headers.authorization ?? "")) return send({ status: 401, body: errorBody(401, "Missing API key") });
       if (req.method !== "POST") return send({ status: 405, body: errorBody(405, "Method not allowed", "method_not_allowed") });
@@ -232,8 +255,15 @@ export async function startFakeResend(options: FakeResendOptions = {}): Promise<
     emails: () => [...delivered],
     emailsTo: (address) => delivered.filter((e) => e.to.includes(address)),
     requests,
-    failNext(count, status, retryAfterSeconds) {
-      for (let i = 0; i < count; i++) pendingFailures.push({ status, retryAfterSeconds });
+    failNext(count, status, retryAfterSeconds, error) {
+      for (let i = 0; i < count; i++) pendingFailures.push({ status, retryAfterSeconds, ...error });
+    },
+    hangNext(count, ms) {
+      hangs = { count, ms };
+    },
+    hanging: () => hanging.size,
+    releaseHung() {
+      for (const done of [...hanging]) done();
     },
     setFailureRatio(ratio, status = 500) {
       failureRatio = ratio;
@@ -250,9 +280,11 @@ export async function startFakeResend(options: FakeResendOptions = {}): Promise<
       failureRatio = 0;
       callTimes.clear();
       deliveredPerKey.clear();
+      hangs = { count: 0, ms: 0 };
     },
     close: () =>
       new Promise<void>((resolve) => {
+        for (const done of [...hanging]) done();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -53,12 +53,16 @@ export async function sendBatchWithRetry(sender: EmailSender, emails: OutgoingEm
           : ctx.pacing.acquire(sender.pacingKey, ctx.ratePerSecond, ctx.shouldStop);
       if (!(await slot)) throw new SendStopped();
     }
+    // A cancel also abandons a call in flight: a provider that hangs must not hold the run (the batch stays pending).
+    const stop = ctx.shouldStop ? watchForStop(ctx.shouldStop) : undefined;
     try {
-      if (!sender.sendBatchDetailed) return await sender.sendBatch(emails, batchKey);
-      const { results, rateLimit } = await sender.sendBatchDetailed(emails, batchKey);
+      const options = stop ? { signal: stop.signal } : undefined;
+      if (!sender.sendBatchDetailed) return await sender.sendBatch(emails, batchKey, options);
+      const { results, rateLimit } = await sender.sendBatchDetailed(emails, batchKey, options);
       if (sender.pacingKey) await ctx.pacing.report(sender.pacingKey, ctx.ratePerSecond, rateLimit, 200);
       return results;
     } catch (error) {
+      if (stop?.signal.aborted) throw new SendStopped();
       if (!(error instanceof EmailSendError)) throw error;
       if (error.details.quota) throw new NodeError(await ctx.quotaSentence(error.details.quota), { cause: error });
       if (!error.retryable) throw new NodeError(`The email provider refused the emails: ${error.message}`, { cause: error });
@@ -76,6 +80,32 @@ export async function sendBatchWithRetry(sender: EmailSender, emails: OutgoingEm
         throw new NodeError(await ctx.budgetSentence(error.message), { cause: error });
       }
       if (!(await waitUnlessStopped(wait, ctx.shouldStop))) throw new SendStopped();
+    } finally {
+      stop?.end();
     }
   }
+}
+
+/** How often a call in flight asks whether the run must stop. */
+const STOP_CHECK_MS = 500;
+
+/** A signal aborted once `shouldStop` says stop, asked every STOP_CHECK_MS until `end()`. */
+function watchForStop(shouldStop: () => Promise<boolean>): { signal: AbortSignal; end(): void } {
+  const controller = new AbortController();
+  let ended = false;
+  let timer: NodeJS.Timeout | undefined;
+  const check = async () => {
+    const stop = await shouldStop().catch(() => false);
+    if (ended) return;
+    if (stop) controller.abort(new SendStopped());
+    else timer = setTimeout(check, STOP_CHECK_MS);
+  };
+  timer = setTimeout(check, STOP_CHECK_MS);
+  return {
+    signal: controller.signal,
+    end() {
+      ended = true;
+      clearTimeout(timer);
+    },
+  };
 }

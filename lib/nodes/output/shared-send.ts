@@ -200,14 +200,14 @@ async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boole
     let attempts = 0;
     const counted: EmailSender = {
       ...sender,
-      sendBatch: (emails, key) => {
+      sendBatch: (emails, key, options) => {
         attempts++;
-        return sender.sendBatch(emails, key);
+        return sender.sendBatch(emails, key, options);
       },
       sendBatchDetailed: sender.sendBatchDetailed
-        ? (emails, key) => {
+        ? (emails, key, options) => {
             attempts++;
-            return sender.sendBatchDetailed!(emails, key);
+            return sender.sendBatchDetailed!(emails, key, options);
           }
         : undefined,
     };

@@ -205,6 +205,7 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
             from checked c join workflows w on w.id = c.workflow_id and w.account_id = c.account_id and w.deleted_at is null
             where c.account_ok and c.earlier + c.rank <= c.rl_limit
             order by c.ord
+            for share of w
             returning id, enqueued_at
           )
           select c.id, c.rank, c.earlier, c.oldest, c.slice_count, c.hits, c.account_ok, c.key_stale, ins.enqueued_at
@@ -258,7 +259,8 @@ function validateKey(key: string): void {
 
 /**
  * Snapshots the workflow into a new run in one statement (INSERT … SELECT): no read-then-write window, and one
- * round trip on the hot path. Zero rows means no such workflow on this account.
+ * round trip on the hot path. Zero rows means no such workflow on this account. Every enqueue reads the workflow
+ * row FOR SHARE, so a concurrent delete (which locks that row) and the enqueue are ordered: see deleteWorkflow.
  */
 async function insertSnapshot(db: Db, accountId: string, workflowId: string, options: RunOptions = {}): Promise<EnqueuedRun> {
   const id = newId("run");
@@ -270,6 +272,7 @@ async function insertSnapshot(db: Db, accountId: string, workflowId: string, opt
                ${options.untilNodeId ?? null}, ${body}::jsonb, ${currentTraceparent()}
         from workflows w
         where w.id = ${workflowId} and w.account_id = ${accountId} and w.deleted_at is null
+        for share
         returning enqueued_at`,
   );
   if (!row) throw notFound("Workflow");
@@ -328,6 +331,7 @@ async function insertKeyedRun(
         ), target as (
           select w.id, w.account_id, w.version, w.graph from workflows w
           where w.id = ${workflowId} and w.account_id = ${accountId} and w.deleted_at is null and not exists (select 1 from existing)
+          for share of w
         ), claim as (
           insert into idempotency_keys (account_id, scope, key, resource_id)
           select ${accountId}, ${scope}, ${key}, ${id} from target
