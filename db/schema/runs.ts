@@ -80,7 +80,7 @@ export const nodeResults = pgTable("node_results", {
   itemsOut: integer("items_out"),
   /** Copied from the run this one reuses (retry, send of a preview): not executed again. */
   reused: boolean("reused").notNull().default(false),
-  /** A running OUTPUT node's `{ sent, total }`. */
+  /** A running OUTPUT node's `{ sent, total }` (an AI node with forEach writes `{ done, total }` in raw SQL). */
   progress: jsonb("progress").$type<{ sent: number; total: number }>(),
   startedAt: ts("started_at"),
   completedAt: ts("completed_at"),

@@ -8,9 +8,10 @@ import { uploadOperations } from "@/lib/schemas/uploads";
 import { workflowOperations } from "@/lib/schemas/workflows";
 import { accountOperations } from "@/lib/schemas/accounts";
 import { sendingOperations } from "@/lib/schemas/sending";
+import { aiOperations } from "@/lib/schemas/ai";
 
 /**
  * Every operation of the API, for /api/openapi.json. Each domain keeps its list beside its zod schemas
  * (lib/schemas/<domain>.ts) and adds one line here.
  */
-export const allOperations: OperationSpec[] = [...systemOperations, ...accountOperations, ...uploadOperations, ...workflowOperations, ...runsOperations, ...sendingOperations, ...integrationsOperations, ...webhooksOperations, ...triggerOperations];
+export const allOperations: OperationSpec[] = [...systemOperations, ...accountOperations, ...uploadOperations, ...workflowOperations, ...runsOperations, ...sendingOperations, ...aiOperations, ...integrationsOperations, ...webhooksOperations, ...triggerOperations];

@@ -34,7 +34,10 @@ export const aiExecutor: NodeExecutor<"AI"> = {
     }
     const key = answerKey(node, rt);
     await rt.ports.answers.record(key, requests, { reuseDays: aiData(node).reuseAnswersDays });
-    await rt.ports.answers.writeProgress(rt.runId, node.id, { done: 0, total: prep.count });
+    if (prep.list) {
+      const { counts } = await rt.ports.answers.totals(key);
+      await rt.ports.answers.writeProgress(rt.runId, node.id, { done: counts.done + counts.failed, total: prep.count });
+    }
     return { kind: "batched", batches: Math.max(1, Math.ceil(prep.count / AI_ITEMS_PER_BATCH)) };
   },
 
