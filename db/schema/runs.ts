@@ -21,8 +21,11 @@ export type RunResult = {
 };
 /** How a run was started (CONTRACT 12). */
 export type RunTrigger = "manual" | "schedule" | "hook" | "retry" | "send";
-/** A preview renders and records every email but sends none (CONTRACT 11). */
-export type RunMode = "live" | "preview";
+/**
+ * A preview renders and records every email but sends none (CONTRACT 11); an estimate executes up to the AI nodes,
+ * asks the model for a sample of items and extrapolates the tokens and cost (everything after an AI node is SKIPPED).
+ */
+export type RunMode = "live" | "preview" | "estimate";
 
 export const runs = pgTable("runs", {
   id: text("id").primaryKey(),

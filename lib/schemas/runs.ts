@@ -60,7 +60,7 @@ const runBase = {
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
   trigger: runTrigger,
-  mode: z.enum(["live", "preview"]),
+  mode: z.enum(["live", "preview", "estimate"]),
   retryOf: z.string().optional().describe("The FAILED run this run retries"),
   sendOf: z.string().optional().describe("The preview run this live run sends"),
   queuePosition: z.number().int().min(1).optional().describe("PENDING runs only: 1 = the next run of its workflow to start"),
