@@ -1,5 +1,6 @@
 // Template autocomplete: the `{{nodeId.field}}` references a node may use are the output fields of its
-// ancestors (a reference to any other node is refused on save), plus `item.<column>` inside OUTPUT.
+// ancestors (a reference to any other node is refused on save), plus `item.<field>` inside OUTPUT and inside an AI
+// node with forEach.
 import type { Graph } from "@/lib/client/types";
 import { nodeDefinition } from "@/lib/nodes/definitions";
 
@@ -32,10 +33,24 @@ export function templateSuggestions(graph: Graph, nodeId: string, columnsByUploa
   for (const node of ancestors) {
     for (const field of nodeDefinition(node.type).outputFields(node.data)) out.push({ ref: `${node.id}.${field}`, hint: node.type });
   }
-  if (self?.type === "OUTPUT") {
+  // An OUTPUT, and an AI node with forEach, run once per item: its fields are the upstream columns, plus the declared
+  // outputs an upstream AI node with forEach added to its items.
+  if (self?.type === "OUTPUT" || (self?.type === "AI" && hasForEach(self.data))) {
     for (const column of upstreamColumns(ancestors, columnsByUpload)) out.push({ ref: `item.${column}`, hint: "column" });
+    if (self.type === "OUTPUT") {
+      for (const node of ancestors) {
+        if (node.type !== "AI" || !hasForEach(node.data) || !Array.isArray(node.data.output)) continue;
+        for (const field of node.data.output as { name?: unknown }[]) {
+          if (typeof field?.name === "string" && field.name) out.push({ ref: `item.${field.name}`, hint: `${node.id} output` });
+        }
+      }
+    }
   }
   return out;
+}
+
+function hasForEach(data: Record<string, unknown>): boolean {
+  return typeof data.forEach === "string" && data.forEach.length > 0;
 }
 
 /** Column names of the uploads that the given DATA_SOURCE nodes read (for `item.<column>` and FILTER hints). */

@@ -128,6 +128,39 @@ export async function runAiTotals(db: Db, ledgerRunId: string): Promise<{ calls:
   };
 }
 
+type NodeEstimate = { inputTokens: number; outputTokens: number; costUsd: number | null };
+
+/**
+ * An estimate run's `result.estimate`: each AI node's estimate (its output's `estimate`) and their sums; the total
+ * cost is null when any node's is unknown.
+ */
+export async function runEstimate(
+  db: Db,
+  runId: string,
+  held: { nodeId: string; output: Record<string, unknown> }[] = [],
+): Promise<{ nodes: Record<string, unknown>; inputTokens: number; outputTokens: number; costUsd: number | null }> {
+  const written = await execRows<{ node_id: string; estimate: NodeEstimate | string | null }>(
+    db,
+    sql`select node_id, output->'estimate' as estimate from node_results
+        where run_id = ${runId} and type = 'AI' and status = 'SUCCESS' and output ? 'estimate'`,
+  );
+  const heldRows = held.flatMap((s) => (s.output.estimate ? [{ node_id: s.nodeId, estimate: s.output.estimate as NodeEstimate }] : []));
+  const rows = [...written.filter((r) => !heldRows.some((h) => h.node_id === r.node_id)), ...heldRows];
+  const nodes: Record<string, unknown> = {};
+  let inputTokens = 0;
+  let outputTokens = 0;
+  let costUsd: number | null = 0;
+  for (const row of rows) {
+    const estimate = (typeof row.estimate === "string" ? JSON.parse(row.estimate) : row.estimate) as NodeEstimate | null;
+    if (!estimate) continue;
+    nodes[row.node_id] = estimate;
+    inputTokens += Number(estimate.inputTokens ?? 0);
+    outputTokens += Number(estimate.outputTokens ?? 0);
+    costUsd = costUsd === null || estimate.costUsd == null ? null : costUsd + Number(estimate.costUsd);
+  }
+  return { nodes, inputTokens, outputTokens, costUsd };
+}
+
 export async function readItems(db: Db, key: LedgerKey, from: number, to: number, status?: AnswerStatus): Promise<AnswerRow[]> {
   const rows = await execRows<{
     item_index: number;

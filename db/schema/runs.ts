@@ -27,8 +27,11 @@ export type RunResult = {
 };
 /** How a run was started (CONTRACT 12). */
 export type RunTrigger = "manual" | "schedule" | "hook" | "retry" | "send" | "resend_unknown";
-/** A preview renders and records every email but sends none (CONTRACT 11). */
-export type RunMode = "live" | "preview";
+/**
+ * A preview renders and records every email but sends none (CONTRACT 11); an estimate executes up to the AI nodes,
+ * asks the model for a sample of items and extrapolates the tokens and cost (everything after an AI node is SKIPPED).
+ */
+export type RunMode = "live" | "preview" | "estimate";
 
 export const runs = pgTable("runs", {
   id: text("id").primaryKey(),
@@ -92,7 +95,7 @@ export const nodeResults = pgTable("node_results", {
   itemsOut: integer("items_out"),
   /** Copied from the run this one reuses (retry, send of a preview): not executed again. */
   reused: boolean("reused").notNull().default(false),
-  /** A running OUTPUT node's `{ sent, total }`. */
+  /** A running OUTPUT node's `{ sent, total }` (an AI node with forEach writes `{ done, total }` in raw SQL). */
   progress: jsonb("progress").$type<{ sent: number; total: number }>(),
   startedAt: ts("started_at"),
   completedAt: ts("completed_at"),

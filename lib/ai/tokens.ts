@@ -1,4 +1,6 @@
-import type { DeclaredOutput } from "./output-schema";
+import { countTokens } from "gpt-tokenizer";
+import { z } from "zod";
+import { outputSchema, type DeclaredOutput } from "./output-schema";
 
 /**
  * A quick token count for pacing (the limiter corrects it with the provider's real count after the call): about four
@@ -10,4 +12,20 @@ export function approxCallTokens(system: string | undefined, prompt: string, out
 
 export function approxTokens(text: string): number {
   return Math.ceil(text.length / 4);
+}
+
+/** OpenAI models tokenized with o200k_base (gpt-tokenizer's default encoding): counted exactly. */
+const O200K_MODELS = /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o1|o3|o4|chatgpt-4o)/;
+
+/**
+ * The input tokens of one call for an estimate: system and prompt as chat messages (OpenAI's framing: 3 tokens a
+ * message and 3 to prime the answer) plus the JSON schema of the declared outputs. Exact for OpenAI's o200k models
+ * (gpt-tokenizer); for any other model the same count is an approximation (`exact: false`): their tokenizers are not
+ * public or differ.
+ */
+export function countCallTokens(provider: string, modelId: string, system: string | undefined, prompt: string, outputs: DeclaredOutput[]): { tokens: number; exact: boolean } {
+  const schema = JSON.stringify(z.toJSONSchema(outputSchema(outputs)));
+  const messages = (system ? 2 : 1) * 3 + 3;
+  const tokens = countTokens(system ?? "") + countTokens(prompt) + countTokens(schema) + messages;
+  return { tokens, exact: provider === "openai" && O200K_MODELS.test(modelId) };
 }

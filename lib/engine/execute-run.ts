@@ -148,10 +148,12 @@ async function planWave(
   const ready: string[] = [];
   const skipped: string[] = [];
   const outside = untilScope(run);
+  const beyondEstimate = estimateScope(run);
   for (const id of order) {
     if (statuses.get(id) !== "PENDING") continue;
-    // Preview `until`: only that node and its ancestors execute; every other node is SKIPPED (CONTRACT 11).
-    const decision = outside?.(id) ? "skip" : decideNode(run.graph, id, statusOf, edgeIsLive);
+    // Preview `until`: only that node and its ancestors execute; every other node is SKIPPED (CONTRACT 11). An
+    // estimate stops at the AI nodes: nothing after one runs, and no OUTPUT sends.
+    const decision = outside?.(id) || beyondEstimate?.(id) ? "skip" : decideNode(run.graph, id, statusOf, edgeIsLive);
     if (decision === "skip") {
       statuses.set(id, "SKIPPED"); // later nodes in topological order see it at once
       skipped.push(id);
@@ -162,6 +164,13 @@ async function planWave(
   // Idempotent outside a step: replaying it writes the same SKIPPED rows.
   await store.nodesSkipped(run.runId, skipped);
   return ready;
+}
+
+/** For an estimate, a test "is this node an OUTPUT or downstream of an AI node"; undefined otherwise. */
+function estimateScope(run: RunInfo): ((id: string) => boolean) | undefined {
+  if (run.mode !== "estimate") return undefined;
+  const types = new Map(run.graph.nodes.map((n) => [n.id, n.type]));
+  return (id) => types.get(id) === "OUTPUT" || [...ancestorsOf(run.graph, id)].some((a) => types.get(a) === "AI");
 }
 
 /** For a preview with `until`, a test "is this node outside the until node's ancestry"; undefined otherwise. */

@@ -1,5 +1,5 @@
 import "server-only";
-import { runAiTotals } from "@/db/queries/answer-ledger";
+import { runAiTotals, runEstimate } from "@/db/queries/answer-ledger";
 import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { NodeStatus, RunResult } from "@/db/schema";
@@ -103,6 +103,8 @@ export async function finishFromRows(
   const sum = (values: (number | null)[]) => values.reduce<number>((total, v) => total + Number(v ?? 0), 0);
   // Runs with AI nodes add what their model calls used (one more read, only for them).
   const ai = run.graph.nodes.some((n) => n.type === "AI") ? await runAiTotals(db, run.ledgerRunId ?? run.runId) : undefined;
+  // A success the store still holds is written by the statement below: its output is read from what is held.
+  const estimate = run.mode === "estimate" ? await runEstimate(db, run.runId, held?.successes) : undefined;
   const result: RunResult = {
     emailsSent: Number(rows[0]?.emails_sent ?? 0),
     filteredOut: sum(rows.map((r) => r.filtered_out)),
@@ -113,6 +115,7 @@ export async function finishFromRows(
     ...(ai ? { ai } : {}),
     ...(Number(rows[0]?.failed ?? 0) > 0 ? { failed: Number(rows[0]?.failed) } : {}),
     ...(Number(rows[0]?.unknown ?? 0) > 0 ? { unknown: Number(rows[0]?.unknown) } : {}),
+    ...(estimate ? { estimate } : {}),
   };
   const message = outcomeMessage({ status, error }, result, cancelled);
   const level = status === "SUCCESS" ? "info" : "error";

@@ -81,6 +81,9 @@ export async function pruneExpired(db: Db, options: { retentionDays: number; now
           delete from email_sends e using roots where e.run_id = roots.id returning e.provider_message_id
         ), ids as (
           delete from email_provider_ids p using gone g where p.provider_message_id = g.provider_message_id
+        ), answers as (
+          -- The AI nodes' item records (prompts' answers) go with the per-email records of the same chains.
+          delete from ai_items a using roots where a.run_id = roots.id
         )
         select count(*)::int as n from gone`,
   );

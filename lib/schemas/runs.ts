@@ -36,7 +36,10 @@ export const nodeResultSchema = z.object({
   itemsIn: z.number().int().optional(),
   itemsOut: z.number().int().optional(),
   reused: z.literal(true).optional().describe("Copied from the run this one retries or sends; not executed again (its times are the original's)"),
-  progress: z.object({ sent: z.number().int(), total: z.number().int() }).optional().describe("A running OUTPUT node's progress"),
+  progress: z
+    .union([z.object({ sent: z.number().int(), total: z.number().int() }), z.object({ done: z.number().int(), total: z.number().int() })])
+    .optional()
+    .describe("A running OUTPUT node's progress `{ sent, total }`; a running AI node with forEach's `{ done, total }` (items answered or failed)"),
 });
 
 export const runLogSchema = z.object({
@@ -57,7 +60,7 @@ const runBase = {
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
   trigger: runTrigger,
-  mode: z.enum(["live", "preview"]),
+  mode: z.enum(["live", "preview", "estimate"]),
   retryOf: z.string().optional().describe("The FAILED run this run retries"),
   sendOf: z.string().optional().describe("The preview run this live run sends"),
   resendOf: z.string().optional().describe("The run whose emails of unknown fate this live run sends again"),

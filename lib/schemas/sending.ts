@@ -6,7 +6,11 @@ import { EMAIL_ADDRESS } from "./email-address";
 // CONTRACT 11: preview runs, the emails of a run, the suppression list, one-click unsubscribe, Resend's events.
 
 export const runRequestBody = z.strictObject({
-  mode: z.enum(["live", "preview"]).default("live").describe("`preview` renders and records every email but sends none"),
+  mode: z
+    .enum(["live", "preview", "estimate"])
+    .default("live")
+    .describe("`preview` renders and records every email but sends none; `estimate` asks the AI nodes' model for `sample` items and extrapolates tokens and cost, sending nothing"),
+  sample: z.number().int().min(1).max(20).optional().describe("Estimate only: items asked per AI node (1–20, default 3)"),
   until: z.string().min(1).max(64).optional().describe("Preview only: execute just this node and its ancestors"),
 });
 

@@ -7,7 +7,7 @@ import { aiItemPolicy } from "@/lib/nodes/ai/run-items";
 import { fakeResendForRuns, enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor } from "@/test/runs/helpers";
 import { prompt, startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
-import { accountWithAi, cancel, itemOf, peopleRows, perRowGraph, retry } from "./helpers";
+import { accountWithAi, aiItems, cancel, itemOf, peopleRows, perRowGraph, retry } from "./helpers";
 
 const mail = fakeResendForRuns();
 let ai: FakeOpenAI;
@@ -72,6 +72,19 @@ describe("AI forEach", () => {
     expect(run.status).toBe("SUCCESS");
     expect(run.nodes.ai.output).toMatchObject({ count: 3, failed: 1 });
     expect(run.nodes.ai.output.items.map((i: { name: string }) => i.name)).toEqual(["P0", "P2", "P3"]);
+
+    const page = await aiItems(token, run.runId, "ai");
+    expect(page.status).toBe(200);
+    expect(page.body.counts).toEqual({ pending: 0, done: 3, failed: 1, skipped: 0 });
+    expect(page.body.total).toBe(4);
+    expect(page.body.items[0]).toEqual({ index: 0, status: "done", output: { greeting: "Hi P0" }, error: null, inputTokens: 10, outputTokens: 10, reused: false });
+    const failed = await aiItems(token, run.runId, "ai", "?status=failed&limit=1");
+    expect(failed.body.items).toEqual([expect.objectContaining({ index: 1, status: "failed", error: expect.stringMatching(/^Item 1: .*HTTP 400/) })]);
+    expect(failed.body.total).toBe(1);
+    expect((await aiItems(token, run.runId, "out")).status).toBe(404);
+    expect((await aiItems(token, run.runId, "ai", "?limit=1001")).status).toBe(422);
+    const stranger = await accountWithAi(ai.url);
+    expect((await aiItems(stranger.token, run.runId, "ai")).status).toBe(404);
   });
 
   it("onItemError fail: the node fails naming the item; a retry asks only the unfinished items", async () => {
@@ -111,6 +124,8 @@ describe("AI forEach", () => {
     const before = ai.requests.length;
     for (let i = 0; i < 400 && ai.requests.length === before; i++) await new Promise((r) => setTimeout(r, 25));
     expect(ai.requests.length).toBeGreaterThan(before);
+    const running = (await getRun(token, res.body.runId)).body;
+    expect(running.nodes.ai).toMatchObject({ status: "RUNNING", progress: { done: 0, total: 3 } });
     expect((await cancel(token, res.body.runId)).status).toBe(202);
     await executor.idle();
     const run = (await getRun(token, res.body.runId)).body;

@@ -4,6 +4,7 @@ import { accounts } from "@/db/schema";
 import { encryptSecret } from "@/lib/crypto";
 import { POST as cancelHandler } from "@/app/api/workflows/runs/[runId]/cancel/route";
 import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
+import { GET as itemsHandler } from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/items/route";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
 import { trigger, type TestGraph } from "@/test/runs/helpers";
@@ -51,3 +52,5 @@ export const itemOf = (text: string) => /\[item ([^\]]+)\]/.exec(text)?.[1] ?? "
 
 export const cancel = (token: string, runId: string) => call(cancelHandler, { method: "POST", path: `/api/workflows/runs/${runId}/cancel`, token, params: { runId } });
 export const retry = (token: string, runId: string) => call(retryHandler, { method: "POST", path: `/api/workflows/runs/${runId}/retry`, token, params: { runId } });
+export const aiItems = (token: string, runId: string, nodeId: string, query = "") =>
+  call(itemsHandler, { path: `/api/workflows/runs/${runId}/nodes/${nodeId}/items${query}`, token, params: { runId, nodeId } });

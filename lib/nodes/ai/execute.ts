@@ -8,6 +8,7 @@ import type { AnswerTotals } from "../ports";
 import { aiData, answerKey, fmt, mergeItem, prepare } from "./items";
 import { noteStart, runItems, type BatchContext } from "./run-items";
 import { assertPriced, capsOf } from "./spend";
+import { completeEstimate, estimateSample } from "./estimate";
 
 /** Items per durable step: the engine runs a few steps at once and checks cancel between groups of them. */
 export const AI_ITEMS_PER_BATCH = 100;
@@ -26,16 +27,21 @@ export const aiExecutor: NodeExecutor<"AI"> = {
     const prep = await prepare(node, rt);
     assertPriced(capsOf(prep.settings, aiData(node).maxCostUsd), prep.prices, prep.modelId);
     noteStart(rt);
-    const requests: { itemIndex: number; hash: string }[] = new Array(prep.count);
+    // An estimate asks for its sample only: the first items.
+    const asked = rt.mode === "estimate" ? estimateSample(rt, prep.count) : prep.count;
+    const requests: { itemIndex: number; hash: string }[] = new Array(asked);
     const clock = sliceClock();
-    for (let i = 0; i < prep.count; i++) {
+    for (let i = 0; i < asked; i++) {
       if (clock.due()) await clock.yield();
       requests[i] = { itemIndex: i, hash: prep.render(i).hash };
     }
     const key = answerKey(node, rt);
     await rt.ports.answers.record(key, requests, { reuseDays: aiData(node).reuseAnswersDays });
-    await rt.ports.answers.writeProgress(rt.runId, node.id, { done: 0, total: prep.count });
-    return { kind: "batched", batches: Math.max(1, Math.ceil(prep.count / AI_ITEMS_PER_BATCH)) };
+    if (prep.list) {
+      const { counts } = await rt.ports.answers.totals(key);
+      await rt.ports.answers.writeProgress(rt.runId, node.id, { done: counts.done + counts.failed, total: prep.count });
+    }
+    return { kind: "batched", batches: Math.max(1, Math.ceil(asked / AI_ITEMS_PER_BATCH)) };
   },
 
   async runBatch(node, rt, batch) {
@@ -49,6 +55,7 @@ export const aiExecutor: NodeExecutor<"AI"> = {
     const totals = await rt.ports.answers.totals(key);
     if (totals.counts.pending > 0) throw new NodeError(`${fmt(totals.counts.pending)} item(s) were not answered: retry the run; finished items will not be asked again.`);
     const usage = usageOf(totals);
+    if (rt.mode === "estimate") return completeEstimate(node, rt, prep, totals, usage);
     if (!prep.list) {
       const [row] = await rt.ports.answers.read(key, 0, 1);
       if (row?.status !== "done" || !row.output) throw new NodeError(row?.error ?? "The AI call did not answer: retry the run.");

@@ -98,7 +98,7 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
     throw failure;
   }
   if (stopping) return "stopped";
-  await writeProgress(rt, key, prep);
+  if (prep.list) await writeProgress(rt, key, prep);
 }
 
 type Outcome = ModelAnswer | ModelFailure | { ok: false; kind: "budget"; message: string } | { ok: false; kind: "cap"; cap: number };

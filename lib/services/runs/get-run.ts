@@ -126,7 +126,7 @@ type NodeRow = {
   started_at: string | null;
   completed_at: string | null;
   reused: boolean;
-  progress: { sent: number; total: number } | null;
+  progress: { sent: number; total: number } | { done: number; total: number } | null;
   /** jsonb_typeof of the SUCCESS output ('{}' || output, so 'object' exactly when the output is an object). */
   root_t: string | null;
   /** The output itself when it is not an object (never written by the node types; previewed in JS). */

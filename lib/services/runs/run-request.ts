@@ -8,6 +8,9 @@ import { zodErrorItems } from "@/lib/http/problem";
 import { runRequestBody } from "@/lib/schemas/sending";
 import type { RunOptions } from "./enqueue-run";
 
+/** Items asked per AI node by an estimate when the request names no `sample`. */
+export const DEFAULT_ESTIMATE_SAMPLE = 3;
+
 /**
  * Whether `POST …/run` carries a body. No body (the hot path: nothing is read) or an empty one is a live run, as before
  * part two; a body must be JSON `{ mode?, until? }` (CONTRACT 11).
@@ -29,7 +32,14 @@ export async function readRunRequest(req: Request): Promise<RunOptions | undefin
   if (!parsed.success) {
     throw new AppError("validation_failed", "The request is not valid: see `errors`.", { errors: zodErrorItems(parsed.error, []) });
   }
-  const { mode, until } = parsed.data;
+  const { mode, until, sample } = parsed.data;
+  if (sample !== undefined && mode !== "estimate") {
+    throw new AppError("validation_failed", "`sample` sizes an estimate: add \"mode\": \"estimate\".", {
+      errors: [{ path: "sample", code: "sample_requires_estimate", message: "Only with mode \"estimate\"" }],
+    });
+  }
+  // A manual run has no hook body: an estimate's sample size travels there (the TRIGGER shows a body only for hooks).
+  if (mode === "estimate") return { mode, triggerBody: { estimateSample: sample ?? DEFAULT_ESTIMATE_SAMPLE } };
   if (until !== undefined && mode !== "preview") {
     throw new AppError("validation_failed", "`until` runs part of the graph, which only a preview may do: add \"mode\": \"preview\".", {
       errors: [{ path: "until", code: "until_requires_preview", message: "Only with mode \"preview\"" }],
