@@ -147,17 +147,18 @@ export function renderTemplate(text: string, ctx: TemplateContext): unknown {
 }
 
 /** Renders to a string in every case; with `html: true` interpolated values are HTML-escaped, literal text is not. */
-export function renderTemplateString(text: string, ctx: TemplateContext, opts: { html?: boolean } = {}): string {
-  return interpolate(parseTemplate(text), ctx, opts.html === true);
+/** `html`: values are HTML-escaped; `escape`: values go through this instead (OUTPUT's Markdown bodies). */
+export function renderTemplateString(text: string, ctx: TemplateContext, opts: { html?: boolean; escape?: (value: string) => string } = {}): string {
+  return interpolate(parseTemplate(text), ctx, opts.escape ?? (opts.html === true ? escapeHtml : undefined));
 }
 
-function interpolate(parts: TemplatePart[], ctx: TemplateContext, html: boolean): string {
+function interpolate(parts: TemplatePart[], ctx: TemplateContext, escape: ((value: string) => string) | undefined): string {
   let out = "";
   for (const part of parts) {
     if ("text" in part) out += part.text;
     else {
       const value = formatTemplateValue(resolveRef(part.ref, ctx));
-      out += html ? escapeHtml(value) : value;
+      out += escape ? escape(value) : value;
     }
   }
   return out;

@@ -1,7 +1,7 @@
 // OUTPUT's client-safe half: one email per element of a list.
 import { defineNode, nonEmpty, text, type Zod } from "../node-definition";
 
-export const EMAIL_FORMATS = ["text", "html"] as const;
+export const EMAIL_FORMATS = ["text", "html", "markdown"] as const;
 
 export const buildOutputDataSchema = (zod: Zod) =>
   zod.strictObject({
@@ -45,6 +45,7 @@ export const outputDefinition = defineNode({
       options: [
         { value: "text", label: "Plain text" },
         { value: "html", label: "HTML (values are escaped)" },
+        { value: "markdown", label: "Markdown (values are escaped)" },
       ],
     },
   ],

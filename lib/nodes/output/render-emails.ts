@@ -5,6 +5,7 @@ import { unsubscribeUrl } from "@/lib/email/unsubscribe-token";
 import { sliceClock } from "@/lib/slices";
 import { describe } from "../filter/execute";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";
+import { escapeMarkdownValue, markdownToHtml } from "./markdown";
 
 export type RenderedEmail = { itemIndex: number; to: string; subject: string; text?: string; html?: string; unsubscribeUrl?: string; replyTo?: string };
 
@@ -13,7 +14,7 @@ type OutputData = {
   to: string;
   subject: string;
   body: string;
-  format?: "text" | "html";
+  format?: "text" | "html" | "markdown";
   dedupe?: boolean;
   unsubscribe?: boolean;
   /** The account's sender to send through (else its default sender, else the deployment's transport). */
@@ -60,7 +61,8 @@ export function renderEmail(node: NodeOf<"OUTPUT">, rt: NodeRuntime, item: unkno
  */
 export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: { headerUrl?: boolean } = {}): (item: unknown, itemIndex: number) => RenderedEmail | string {
   const data = outputData(node);
-  const html = data.format === "html";
+  const markdown = data.format === "markdown";
+  const html = data.format === "html" || markdown;
   const withUnsubscribe = data.unsubscribe !== false;
   const urlAlways = withUnsubscribe && options.headerUrl !== false;
   const urlInBody = usesUnsubscribeUrl(data.body);
@@ -95,7 +97,7 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
       if (urlAlways || urlInBody) unsubscribe = unsubscribeUrl(rt.accountId, to);
       ctx.field = "body";
       ctx.unsubscribeUrl = unsubscribe;
-      body = renderTemplateString(data.body, ctx, { html });
+      body = markdown ? markdownToHtml(renderTemplateString(data.body, ctx, { escape: escapeMarkdownValue })) : renderTemplateString(data.body, ctx, { html });
     } catch (error) {
       if (error instanceof TemplateError) return error.message;
       throw error;
