@@ -143,11 +143,13 @@ export function renderTemplate(text: string, ctx: TemplateContext): unknown {
   const parts = parseTemplate(text);
   const lone = loneRef(parts);
   if (lone) return resolveRef(lone, ctx);
-  return interpolate(parts, ctx, false);
+  return interpolate(parts, ctx, undefined);
 }
 
-/** Renders to a string in every case; with `html: true` interpolated values are HTML-escaped, literal text is not. */
-/** `html`: values are HTML-escaped; `escape`: values go through this instead (OUTPUT's Markdown bodies). */
+/**
+ * Renders to a string in every case; with `html: true` interpolated values are HTML-escaped, literal text is not;
+ * `escape`: values go through this instead (OUTPUT's Markdown bodies).
+ */
 export function renderTemplateString(text: string, ctx: TemplateContext, opts: { html?: boolean; escape?: (value: string) => string } = {}): string {
   return interpolate(parseTemplate(text), ctx, opts.escape ?? (opts.html === true ? escapeHtml : undefined));
 }
