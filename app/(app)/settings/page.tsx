@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { Suspense } from "react";
 import { AccountSection, AiProviderSection } from "@/components/settings/account-section";
 import { GoogleSection, WebhooksSection } from "@/components/settings/integrations-section";
+import { SendersSection } from "@/components/settings/senders-section";
 import { PageHeader } from "@/components/ui";
 import { PageContainer } from "@/components/shell/app-shell";
 
@@ -17,6 +18,7 @@ export default function SettingsPage() {
         <Suspense>
           <GoogleSection />
         </Suspense>
+        <SendersSection />
         <WebhooksSection />
       </div>
     </PageContainer>

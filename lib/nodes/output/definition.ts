@@ -37,6 +37,8 @@ export const outputDefinition = defineNode({
     { name: "to", label: "To", kind: "template", template: "item", placeholder: "{{item.email}}" },
     { name: "subject", label: "Subject", kind: "template", template: "item" },
     { name: "body", label: "Body", kind: "template", template: "item", multiline: true, rows: 6 },
+    { name: "senderId", label: "Send through", kind: "sender-picker", optional: true },
+    { name: "replyTo", label: "Reply-To", kind: "template", template: "item", optional: true, placeholder: "{{item.owner}}", help: "Optional; the sender's Reply-To otherwise." },
     {
       name: "format",
       label: "Format",
