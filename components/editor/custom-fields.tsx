@@ -9,6 +9,7 @@ import { AI_OUTPUT_TYPES, type AiOutputField } from "@/lib/client/types";
 import type { CustomFieldKind } from "@/lib/nodes/node-definition";
 import { Button, Field, Input, Select, cx, formatCount } from "@/components/ui";
 import { issueFor, patch, type Config, type Issue } from "./form-fields";
+import { SenderPicker } from "./sender-picker";
 
 // Loaded when a TRIGGER is selected: its cron parsing and wording (croner, cronstrue) would otherwise weigh on
 // every editor load (issue 17 keeps the editor's JavaScript ≤ 300 KB).
@@ -28,6 +29,7 @@ export const CUSTOM_FIELDS: Record<CustomFieldKind, ComponentType<CustomFieldPro
   "trigger-panel": ({ nodeId }) => <TriggerPanel nodeId={nodeId} />,
   "upload-picker": DataSourcePicker,
   "ai-outputs": AiOutputs,
+  "sender-picker": SenderPicker,
 };
 
 function DataSourcePicker({ config, onChange, issues }: CustomFieldProps) {

@@ -2,10 +2,12 @@
 // The recipients of an OUTPUT node (CONTRACT 11, "Emails of a run"): every email with its status, filterable by
 // status, paged from the server (a node may hold 100,000), refreshed while the run is running.
 import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
 import { useState } from "react";
 import { Button, cx, formatCount } from "@/components/ui";
 import { errorMessage } from "@/lib/client/api";
 import { EMAIL_STATUSES, fetchRunEmails, type EmailStatus, type RunEmail } from "@/lib/client/sending";
+import { resendUnknown } from "@/lib/client/senders";
 
 const PAGE = 50;
 
@@ -16,6 +18,8 @@ const TONE: Record<EmailStatus, string> = {
   duplicate: "bg-slate-100 text-slate-500",
   failed: "bg-red-100 text-red-800",
   preview: "bg-brand-100 text-brand-800",
+  sending: "bg-sky-100 text-sky-800",
+  unknown: "bg-orange-100 text-orange-800",
 };
 
 export function RecipientsTable({ runId, nodeId, live }: { runId: string; nodeId: string; live?: boolean }) {
@@ -43,6 +47,7 @@ export function RecipientsTable({ runId, nodeId, live }: { runId: string; nodeId
         ))}
       </div>
       {query.error ? <p className="text-sm text-red-700">{errorMessage(query.error)}</p> : null}
+      {!live && (data?.counts.unknown ?? 0) > 0 && <ResendUnknown runId={runId} count={data!.counts.unknown} />}
       <div className="overflow-x-auto rounded-lg ring-1 ring-slate-200">
         <table className="min-w-full text-left text-sm" data-testid="recipients-table">
           <thead className="bg-slate-50 text-[11px] uppercase tracking-wide text-slate-500">
@@ -85,6 +90,39 @@ export function RecipientsTable({ runId, nodeId, live }: { runId: string; nodeId
   );
 }
 
+/** Emails whose fate a crash left unknown are never sent again on their own: a person may choose to resend them. */
+function ResendUnknown({ runId, count }: { runId: string; count: number }) {
+  const [state, setState] = useState<{ busy?: boolean; runId?: string; error?: unknown }>({});
+  return (
+    <div className="flex flex-wrap items-center gap-2 rounded-lg bg-orange-50 px-3 py-2 text-sm text-orange-900" data-testid="recipients-unknown">
+      <span>
+        {formatCount(count)} email{count === 1 ? "" : "s"} may or may not have been delivered (the run stopped while {count === 1 ? "it was" : "they were"} being sent).
+      </span>
+      {state.runId ? (
+        <Link href={`/runs/${state.runId}`} className="font-medium text-brand-700 hover:underline" data-testid="recipients-resend-run">Resend run started →</Link>
+      ) : (
+        <Button
+          size="sm"
+          variant="secondary"
+          loading={state.busy}
+          onClick={async () => {
+            setState({ busy: true });
+            try {
+              setState({ runId: (await resendUnknown(runId)).runId });
+            } catch (error) {
+              setState({ error });
+            }
+          }}
+          data-testid="recipients-resend-unknown"
+        >
+          Resend them
+        </Button>
+      )}
+      {state.error ? <span className="text-red-700">{errorMessage(state.error)}</span> : null}
+    </div>
+  );
+}
+
 function FilterChip(props: { active: boolean; onClick: () => void; label: string; count: number; testId: string }) {
   return (
     <button
@@ -119,6 +157,9 @@ function RecipientRow({ email, open, onToggle }: { email: RunEmail; open: boolea
           <span className={cx("rounded-full px-2 py-0.5 text-[11px] font-semibold", TONE[email.status])} title={email.error ?? undefined}>
             {email.status}
           </span>
+          {email.error && (email.status === "failed" || email.status === "unknown") && (
+            <p className="mt-0.5 max-w-sm text-[11px] text-slate-500" data-testid="recipient-error">{email.error}</p>
+          )}
         </td>
         <td className="px-3 py-1.5 text-xs text-slate-500">{email.sentAt ? new Date(email.sentAt).toLocaleTimeString() : ""}</td>
       </tr>

@@ -2,8 +2,8 @@
 // Client calls of CONTRACT 11: previews, the emails of a run, sending a preview, the suppression list.
 import { api, qs } from "./api";
 
-export type EmailStatus = "pending" | "sent" | "suppressed" | "duplicate" | "failed" | "preview";
-export const EMAIL_STATUSES: EmailStatus[] = ["sent", "pending", "suppressed", "duplicate", "failed", "preview"];
+export type EmailStatus = "pending" | "sent" | "suppressed" | "duplicate" | "failed" | "preview" | "sending" | "unknown";
+export const EMAIL_STATUSES: EmailStatus[] = ["sent", "pending", "sending", "suppressed", "duplicate", "failed", "unknown", "preview"];
 
 export interface RunEmail {
   index: number;

@@ -150,22 +150,25 @@ export function renderTemplate(text: string, ctx: TemplateContext): unknown {
   const parts = parseTemplate(text);
   const lone = loneRef(parts);
   if (lone) return resolveRef(lone, ctx);
-  return interpolate(parts, ctx, false);
+  return interpolate(parts, ctx, undefined);
 }
 
-/** Renders to a string in every case; with `html: true` interpolated values are HTML-escaped, literal text is not. */
-export function renderTemplateString(text: string, ctx: TemplateContext, opts: { html?: boolean } = {}): string {
-  return interpolate(parseTemplate(text), ctx, opts.html === true);
+/**
+ * Renders to a string in every case; with `html: true` interpolated values are HTML-escaped, literal text is not;
+ * `escape`: values go through this instead (OUTPUT's Markdown bodies).
+ */
+export function renderTemplateString(text: string, ctx: TemplateContext, opts: { html?: boolean; escape?: (value: string) => string } = {}): string {
+  return interpolate(parseTemplate(text), ctx, opts.escape ?? (opts.html === true ? escapeHtml : undefined));
 }
 
-function interpolate(parts: TemplatePart[], ctx: TemplateContext, html: boolean): string {
+function interpolate(parts: TemplatePart[], ctx: TemplateContext, escape: ((value: string) => string) | undefined): string {
   let out = "";
   for (const part of parts) {
     if ("text" in part) out += part.text;
     else {
       const value = formatTemplateValue(resolveRef(part.ref, ctx), MAX_RENDERED_CHARS - out.length);
       if (value === undefined) throw tooLong(part.ref, ctx);
-      out += html ? escapeHtml(value) : value;
+      out += escape ? escape(value) : value;
     }
     if (out.length > MAX_RENDERED_CHARS) throw tooLong("ref" in part ? part.ref : undefined, ctx);
   }

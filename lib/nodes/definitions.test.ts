@@ -86,7 +86,7 @@ describe("node definitions", () => {
       DATA_SOURCE: {},
       AI: { forEach: "lone", prompt: "item", system: "item" },
       FILTER: { source: "lone" },
-      OUTPUT: { forEach: "lone", to: "item", subject: "item", body: "item" },
+      OUTPUT: { forEach: "lone", to: "item", subject: "item", body: "item", replyTo: "item" },
     });
   });
 

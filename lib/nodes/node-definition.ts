@@ -19,7 +19,7 @@ export const GENERIC_FIELD_KINDS = [
 ] as const;
 
 /** Field kinds drawn by a component of their own (components/editor/custom-fields.tsx). */
-export const CUSTOM_FIELD_KINDS = ["upload-picker", "ai-outputs", "trigger-panel"] as const;
+export const CUSTOM_FIELD_KINDS = ["upload-picker", "ai-outputs", "trigger-panel", "sender-picker"] as const;
 
 export type GenericFieldKind = (typeof GENERIC_FIELD_KINDS)[number];
 export type CustomFieldKind = (typeof CUSTOM_FIELD_KINDS)[number];

@@ -4,6 +4,7 @@ import { AccountSection, AiProviderSection } from "@/components/settings/account
 import { GoogleSection, WebhooksSection } from "@/components/settings/integrations-section";
 import { ApiKeysSection } from "@/components/settings/api-keys-section";
 import { PasswordSection } from "@/components/settings/password-section";
+import { SendersSection } from "@/components/settings/senders-section";
 import { PageHeader } from "@/components/ui";
 import { PageContainer } from "@/components/shell/app-shell";
 
@@ -20,6 +21,7 @@ export default function SettingsPage() {
         <Suspense>
           <GoogleSection />
         </Suspense>
+        <SendersSection />
         <WebhooksSection />
         <ApiKeysSection />
       </div>

@@ -1,7 +1,7 @@
 // OUTPUT's client-safe half: one email per element of a list.
 import { defineNode, nonEmpty, text, type Zod } from "../node-definition";
 
-export const EMAIL_FORMATS = ["text", "html"] as const;
+export const EMAIL_FORMATS = ["text", "html", "markdown"] as const;
 
 export const buildOutputDataSchema = (zod: Zod) =>
   zod.strictObject({
@@ -37,6 +37,8 @@ export const outputDefinition = defineNode({
     { name: "to", label: "To", kind: "template", template: "item", placeholder: "{{item.email}}" },
     { name: "subject", label: "Subject", kind: "template", template: "item" },
     { name: "body", label: "Body", kind: "template", template: "item", multiline: true, rows: 6 },
+    { name: "senderId", label: "Send through", kind: "sender-picker", optional: true },
+    { name: "replyTo", label: "Reply-To", kind: "template", template: "item", optional: true, placeholder: "{{item.owner}}", help: "Optional; the sender's Reply-To otherwise." },
     {
       name: "format",
       label: "Format",
@@ -45,6 +47,7 @@ export const outputDefinition = defineNode({
       options: [
         { value: "text", label: "Plain text" },
         { value: "html", label: "HTML (values are escaped)" },
+        { value: "markdown", label: "Markdown (values are escaped)" },
       ],
     },
   ],

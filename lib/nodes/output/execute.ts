@@ -9,6 +9,7 @@ import { emailRenderer, forEachItems, outputData, renderAllEmails, unsubscribeHe
 import { sendBatchWithRetry, SendStopped, type SendContext } from "./send-with-retry";
 import { resendShared, SharedBudgetSpent, sendShared } from "./shared-send";
 import { sendEach } from "./send-each";
+import { plainTextOf } from "./markdown";
 import { senderOf } from "./sender-of";
 
 export const EMAILS_PER_BATCH = 100;
@@ -178,7 +179,8 @@ async function sendRange(
     const outgoing = emails.map((e) => ({
       to: e.to,
       subject: e.subject,
-      text: e.text,
+      // Every HTML (or Markdown) email also carries a plain-text part, made from its HTML at send time.
+      text: e.text ?? (e.html !== undefined ? plainTextOf(e.html) : undefined),
       html: e.html,
       kind: "workflow" as const,
       headers: unsubscribeHeaders(e.unsubscribeUrl),

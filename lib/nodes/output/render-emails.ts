@@ -5,6 +5,7 @@ import { unsubscribeUrl } from "@/lib/email/unsubscribe-token";
 import { sliceClock } from "@/lib/slices";
 import { describe } from "../filter/execute";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";
+import { escapeMarkdownValue, markdownToHtml } from "./markdown";
 
 export type RenderedEmail = {
   itemIndex: number;
@@ -35,7 +36,7 @@ type OutputData = {
   to: string;
   subject: string;
   body: string;
-  format?: "text" | "html";
+  format?: "text" | "html" | "markdown";
   dedupe?: boolean;
   unsubscribe?: boolean;
   /** The account's sender to send through (else its default sender, else the deployment's transport). */
@@ -82,7 +83,8 @@ export function renderEmail(node: NodeOf<"OUTPUT">, rt: NodeRuntime, item: unkno
  */
 export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: { headerUrl?: boolean } = {}): (item: unknown, itemIndex: number) => RenderedEmail | string {
   const data = outputData(node);
-  const html = data.format === "html";
+  const markdown = data.format === "markdown";
+  const html = data.format === "html" || markdown;
   const withUnsubscribe = data.unsubscribe !== false;
   const urlAlways = withUnsubscribe && options.headerUrl !== false;
   const urlInBody = usesUnsubscribeUrl(data.body);
@@ -117,7 +119,7 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
       if (urlAlways || urlInBody) unsubscribe = unsubscribeUrl(rt.accountId, to);
       ctx.field = "body";
       ctx.unsubscribeUrl = unsubscribe;
-      body = renderTemplateString(data.body, ctx, { html });
+      body = markdown ? markdownToHtml(renderTemplateString(data.body, ctx, { escape: escapeMarkdownValue })) : renderTemplateString(data.body, ctx, { html });
       if (subject.length > MAX_SUBJECT_CHARS) {
         return `item ${itemIndex}: the subject has ${subject.length.toLocaleString("en-US")} characters, more than ${MAX_SUBJECT_CHARS}, the limit for one subject`;
       }
