@@ -11,6 +11,9 @@ export const runResult = z.object({
   emailsSent: z.number().int(),
   filteredOut: z.number().int(),
   totalRows: z.number().int().describe("Rows produced by the DATA_SOURCE nodes"),
+  suppressed: z.number().int().optional().describe("Emails not sent: the address is on the account's suppression list"),
+  duplicates: z.number().int().optional().describe("Emails not sent: the same address came up again in the node"),
+  emailsPlanned: z.number().int().optional().describe("Preview runs only: the emails a live run would send"),
 });
 
 export const enqueueRunResponse = z.object({
