@@ -15,6 +15,9 @@ interface Operation {
   requestBody?: unknown;
   responses?: Record<string, { description?: string; content?: unknown }>;
   security?: unknown[];
+  /** The API key scope the operation needs (absent: no auth, or person only). */
+  "x-required-scope"?: string;
+  "x-person-only"?: boolean;
 }
 interface OpenApiDoc {
   info?: { title?: string; version?: string; description?: string };
@@ -129,6 +132,8 @@ function OperationRow({ op }: { op: Operation }) {
         <span className="shrink-0 font-mono text-sm text-slate-900">{op.path}</span>
         <span className="min-w-0 flex-1 truncate text-sm text-slate-500" title={op.summary}>{op.summary}</span>
         {op.security && op.security.length === 0 && <Badge className="shrink-0">no auth</Badge>}
+        {op["x-required-scope"] && <Badge className="shrink-0 font-mono" title="The scope an API key needs">{op["x-required-scope"]}</Badge>}
+        {op["x-person-only"] && <Badge className="shrink-0" title="API keys cannot call this endpoint">person only</Badge>}
       </button>
       {open && (
         <div className="space-y-4 border-t border-slate-100 bg-slate-50/60 px-4 py-4 text-sm">

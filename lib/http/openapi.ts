@@ -90,7 +90,7 @@ export function buildOpenApiDocument(operations: OperationSpec[], info: { versio
     const errorStatuses = new Set<number>((op.errors ?? []).map((c) => ERROR_CODES[c].status));
     if (op.auth) errorStatuses.add(401);
     if (op.auth) errorStatuses.add(403);
-    if (op.body) errorStatuses.add(422);
+    if (op.body || op.query) errorStatuses.add(422);
     for (const status of errorStatuses) {
       const codes = (op.errors ?? []).filter((c) => ERROR_CODES[c].status === status);
       if (op.auth && status === 403) codes.push("insufficient_scope");

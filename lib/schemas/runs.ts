@@ -11,11 +11,16 @@ export const runResult = z.object({
   emailsSent: z.number().int(),
   filteredOut: z.number().int(),
   totalRows: z.number().int().describe("Rows produced by the DATA_SOURCE nodes"),
+  suppressed: z.number().int().optional().describe("Emails not sent: the address is on the account's suppression list"),
+  duplicates: z.number().int().optional().describe("Emails not sent: the same address came up again in the node"),
+  emailsPlanned: z.number().int().optional().describe("Preview runs only: the emails a live run would send"),
   ai: z
     .object({ calls: z.number().int(), inputTokens: z.number().int(), outputTokens: z.number().int(), costUsd: z.number().nullable() })
     .optional()
     .describe("Runs with AI nodes: their paid model calls, tokens and cost (null when no price is known)"),
   estimate: z.record(z.string(), z.unknown()).optional().describe("An estimate run's figures per AI node and in total"),
+  failed: z.number().int().optional().describe("Emails the provider refused for good (one recipient each); present when not zero"),
+  unknown: z.number().int().optional().describe("SMTP/SES emails whose call a crash interrupted: not sent again (see resend-unknown); present when not zero"),
 });
 
 export const enqueueRunResponse = z.object({

@@ -5,6 +5,7 @@
  * operations refuse every key. A new route without a declared scope fails here (and in the compiler).
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { buildOpenApiDocument } from "@/lib/http/openapi";
 import { operationAccess } from "@/lib/http/operation-access";
 import { allOperations } from "@/lib/http/operations";
 import { apiKeyScopes } from "@/lib/schemas/api-keys";
@@ -58,6 +59,21 @@ describe("declared scopes", () => {
       expect(operationAccess(op.method, path), `${op.method} ${op.path}`).toBe(op);
     }
     expect(operationAccess("GET", "/api/not-documented")).toBeNull();
+  });
+
+  it("shows each operation's scope in the OpenAPI document, with both bearer forms declared", () => {
+    const doc = buildOpenApiDocument(allOperations, { version: "test", serverUrl: "http://localhost" });
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["apiKey", "bearer"]);
+    for (const op of allOperations) {
+      const documented = doc.paths[op.path.replace(/:([A-Za-z_]+)/g, "{$1}")][op.method] as Record<string, unknown>;
+      const name = `${op.method} ${op.path}`;
+      if (!op.auth) expect(documented.security, name).toEqual([]);
+      else if (op.scope === "person") expect(documented, name).toMatchObject({ security: [{ bearer: [] }], "x-person-only": true });
+      else {
+        expect(documented, name).toMatchObject({ security: [{ bearer: [] }, { apiKey: [op.scope] }], "x-required-scope": op.scope });
+        expect((documented.responses as Record<string, { description: string }>)["403"].description, name).toContain("insufficient_scope");
+      }
+    }
   });
 
   it("keeps the account, its keys, the AI provider, Google and changes to senders to people", () => {
