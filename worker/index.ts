@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   await listenForWakes(config.databaseUrl!, (workflowId) => getEmbeddedExecutor()?.poke(workflowId));
   (await import("@/lib/webhooks/delivery-loop")).startWebhookDeliveryLoop();
   const { startWorkerMetricsServer } = await import("./metrics-server");
-  const port = await startWorkerMetricsServer();
+  const port = await startWorkerMetricsServer(config.workerPort);
   const { executorKey } = await import("@/lib/engine/executor-lock");
   log.info("worker started", { concurrency: config.executorConcurrency, pid: process.pid, executorKey: executorKey(), ...(port ? { metricsPort: port } : {}) });
 }
