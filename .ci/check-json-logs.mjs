@@ -2,7 +2,7 @@
 // are Next.js's own start-up banner in the web process's output (its version, addresses and "Ready").
 import { readFileSync } from "node:fs";
 
-const banner = /^\s*(▲ Next\.js|- Local:|- Network:|✓ (Starting|Ready)|\S*\s*$)/u;
+const banner = /^\s*(▲ Next\.js|- Local:|- Network:|✓ (Starting|Ready|Running next\.config))/u;
 let failed = false;
 let counted = 0;
 for (const file of process.argv.slice(2)) {

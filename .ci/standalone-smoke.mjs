@@ -64,11 +64,11 @@ const token = login.data.accessToken;
 const form = new FormData();
 form.append("file", new Blob(["email,name\nsmoke-recipient@example.com,Ann\n"], { type: "text/csv" }), "people.csv");
 const upload = await api("POST", "/api/uploads", { token, body: form });
-check(upload.status === 201 && upload.data.id, `upload answers 201 (${upload.status} ${upload.text.slice(0, 200)})`);
+check(upload.status === 201 && upload.data.uploadId, `upload answers 201 (${upload.status} ${upload.text.slice(0, 200)})`);
 const graph = {
   nodes: [
     { id: "t", type: "TRIGGER", data: {} },
-    { id: "src", type: "DATA_SOURCE", data: { uploadId: upload.data.id } },
+    { id: "src", type: "DATA_SOURCE", data: { uploadId: upload.data.uploadId } },
     { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "Hello {{item.name}}", body: "Sent by the standalone check" } },
   ],
   edges: [

@@ -57,7 +57,7 @@ node .ci/standalone-smoke.mjs "http://127.0.0.1:$WEB_PORT" "http://127.0.0.1:$WO
 for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
 wait 2>/dev/null || true
 PIDS=()
-node .ci/check-json-logs.mjs "$LOGS/web.out" "$LOGS/web.err" "$LOGS/worker.out" "$LOGS/worker.err" || rc=$?
+node .ci/check-json-logs.mjs "$LOGS/migrate.log" "$LOGS/web.out" "$LOGS/web.err" "$LOGS/worker.out" "$LOGS/worker.err" || rc=$?
 if [ "$rc" != 0 ]; then
   for f in "$LOGS"/*; do echo "== $f"; tail -n 40 "$f"; done
 fi
