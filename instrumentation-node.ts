@@ -5,10 +5,10 @@
 export async function registerNode(): Promise<void> {
   // A production server without an email transport refuses to start (CONTRACT 15): the config says which variable.
   const { ConfigError, getConfig } = await import("./lib/config");
-  const { log } = await import("./lib/log");
+  const { logFatal } = await import("./lib/log");
   const refuse = (error: unknown) => {
     if (!(error instanceof ConfigError)) throw error;
-    log.error(`Flowmail cannot start: ${error.message}`);
+    logFatal(`Flowmail cannot start: ${error.message}`);
     process.exit(1);
   };
   let config;

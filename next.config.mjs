@@ -37,6 +37,11 @@ const nextConfig = {
   // Vercel refuses the embedded database (lib/config.ts: DATABASE_URL is required there), so PGlite (about 19 MB,
   // reached only through db/client.ts's dynamic import) stays out of every server function's traced files.
   ...(process.env.VERCEL ? { outputFileTracingExcludes: { "*": ["node_modules/@electric-sql/pglite/**"] } } : {}),
+  // The container image runs .next/standalone/server.js (a minimal server with only the files it needs); `next start`
+  // serves the same build as before (Next.js prints a warning naming server.js, and carries on).
+  output: "standalone",
+  // Read at run time from the working directory (readiness compares them with the database; PGlite applies them).
+  outputFileTracingIncludes: { "*": ["db/migrations/**/*"] },
   poweredByHeader: false,
   // `next dev` serves its scripts and hot-reload socket only to the hosts listed here besides localhost: without them a
   // page opened at http://127.0.0.1:3000 never becomes interactive.

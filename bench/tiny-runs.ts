@@ -21,6 +21,7 @@
  * calls, and the runs left after it with their rate and app CPU (execution alone: the server has no request but the
  * final polls). While 32 clients enqueue, each turn of the event loop serves up to 32 requests, and every step of a run
  * that waits for I/O waits a whole turn: the executor then finishes few runs, and the fewer steps a run has the more.
+ * `--otlp`: the server traces, exporting to a local OTLP receiver (compare its app CPU per run with a run without it).
  * The last line is `BENCH_JSON {…}` for bench/compare.ts.
  */
 import http from "node:http";
@@ -30,6 +31,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { startFakeResend } from "@/test/support/fake-resend";
+import { startOtlpReceiver } from "@/test/support/otlp-receiver";
 import { benchDb, benchEnv, benchExit } from "./bench-support";
 import { api, loadAverage, mainThreadCpuMs, postgresCpuMs, registerThroughApi, startServer, stopServer, treeCpuMs, uploadCsv, databaseThreadId, taskCpuMs } from "./server-support";
 
@@ -50,6 +52,9 @@ const { values: args } = parseArgs({
     // being compiled during the measurement after the rounds alone (--trace-opt: ~255 TurboFan compilations, ~1.1 s on
     // V8's helper threads, 2026-11-27).
     "warmup-passes": { type: "string", default: "1" },
+    // Tracing on: the server exports its spans (requests, runs, nodes, provider calls) over OTLP/HTTP to a local
+    // receiver (test/support/otlp-receiver.ts), to compare its app CPU per run with the same bench without the flag.
+    otlp: { type: "boolean", default: false },
   },
 });
 const RUNS = Number(args.runs);
@@ -82,7 +87,8 @@ async function main() {
   if (onPostgres) await benchDb();
   const driver = onPostgres ? "postgres" : "pglite";
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "flowmail-tiny-runs-"));
-  const server = await startServer(PORT, dataDir, resend);
+  const otlp = args.otlp ? await startOtlpReceiver() : undefined;
+  const server = await startServer(PORT, dataDir, resend, otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } : {});
   const stats = onPostgres ? postgres(process.env.DATABASE_URL!, { max: 1 }) : undefined;
   const transactions = async () => {
     if (!stats) return NaN;
@@ -198,12 +204,12 @@ async function main() {
     const perRun = (x: number) => (Number.isFinite(x) ? (x / RUNS).toFixed(2) : "n/a");
     const target = onPostgres ? 400 : 150;
     console.log(
-      `tiny-runs: driver=${driver} runs=${RUNS} warmup=${WARMUP * WORKFLOWS}+${WARMUP_PASSES}×${RUNS} workflows=${WORKFLOWS} clients=${CLIENTS} refused=${refused} failed=${failed} emails=${sent} ` +
+      `tiny-runs: driver=${driver}${otlp ? ` tracing=otlp (${otlp.spans.length} spans received)` : ""} runs=${RUNS} warmup=${WARMUP * WORKFLOWS}+${WARMUP_PASSES}×${RUNS} workflows=${WORKFLOWS} clients=${CLIENTS} refused=${refused} failed=${failed} emails=${sent} ` +
         `time=${seconds.toFixed(2)}s (enqueues done at ${((enqueueDone - started) / 1000).toFixed(2)}s, ${atEnqueueDone.emails} emails sent by then in ${atEnqueueDone.calls} provider calls; ${tail}) rate=${rate.toFixed(0)} runs/s (target ≥ ${target}) ` +
         `appCPU=${perRun(appMs)} ms/run (target ≤ 2; ${threads}) ${onPostgres ? `postgresCPU=${perRun(pgMs)}` : `pgliteThreadCPU=${perRun(dbThreadMs)}`} ms/run transactions=${perRun(tx)}/run providerCalls=${(calls / RUNS).toFixed(2)}/run benchCPU=${perRun(benchMs)} ms/run load=${load0} → ${loadAverage()}`,
     );
     console.log(
-      `BENCH_JSON ${JSON.stringify({ bench: "tiny-runs", driver, runs: RUNS, warmupRuns: WARMUP * WORKFLOWS + WARMUP_PASSES * RUNS, seconds, runsPerSecond: rate, appCpuMsPerRun: appMs / RUNS, mainThreadCpuMsPerRun: mainMs / RUNS, postgresCpuMsPerRun: onPostgres ? pgMs / RUNS : null, pgliteThreadCpuMsPerRun: onPostgres ? null : dbThreadMs / RUNS, transactionsPerRun: onPostgres ? tx / RUNS : null, providerCallsPerRun: calls / RUNS, failed, refused, load: loadAverage() })}`,
+      `BENCH_JSON ${JSON.stringify({ bench: "tiny-runs", driver, tracing: Boolean(otlp), runs: RUNS, warmupRuns: WARMUP * WORKFLOWS + WARMUP_PASSES * RUNS, seconds, runsPerSecond: rate, appCpuMsPerRun: appMs / RUNS, mainThreadCpuMsPerRun: mainMs / RUNS, postgresCpuMsPerRun: onPostgres ? pgMs / RUNS : null, pgliteThreadCpuMsPerRun: onPostgres ? null : dbThreadMs / RUNS, transactionsPerRun: onPostgres ? tx / RUNS : null, providerCallsPerRun: calls / RUNS, failed, refused, load: loadAverage() })}`,
     );
     ok = refused === 0 && failed === 0 && sent === RUNS;
   } finally {
@@ -211,6 +217,7 @@ async function main() {
     await stats?.end();
     await stopServer(server);
     await resend.close();
+    await otlp?.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
   await benchExit(ok ? 0 : 1);

@@ -92,6 +92,7 @@ const envSchema = z.object({
   METRICS_TOKEN: optionalString,
   EXECUTOR: z.enum(["on", "off", ""]).optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString,
+  WORKER_PORT: nonNegativeInt(0),
 });
 
 export type Config = {
@@ -165,6 +166,8 @@ export type Config = {
   executorEnabled: boolean;
   /** Set: OpenTelemetry traces are exported over OTLP/HTTP to this address; unset: tracing is off. */
   otelExporterEndpoint?: string;
+  /** A worker process's port for its health, readiness and metrics probes; 0: it listens on none. */
+  workerPort: number;
 };
 
 export class ConfigError extends Error {
@@ -270,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     metricsToken: e.METRICS_TOKEN,
     executorEnabled: e.EXECUTOR !== "off",
     otelExporterEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    workerPort: e.WORKER_PORT,
   };
 }
 

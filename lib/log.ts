@@ -167,3 +167,11 @@ function wrap(get: () => PinoLogger): Logger {
 }
 
 export const log: Logger = wrap(rootLogger);
+
+/**
+ * A refusal to start (bad configuration): always printed on stderr, whatever LOG_LEVEL says, as one JSON line in the
+ * JSON format or as the plain sentence otherwise. Written with console.error, synchronously, before the process exits.
+ */
+export function logFatal(message: string): void {
+  console.error(logFormatFromEnv() === "json" ? JSON.stringify({ level: "fatal", time: new Date().toISOString(), msg: message }) : message);
+}

@@ -5,7 +5,7 @@
  * per workflow, exactly-once sends, the shared limits and the takeover of a dead process's runs hold across them.
  */
 import { ConfigError, getConfig } from "@/lib/config";
-import { log } from "@/lib/log";
+import { log, logFatal } from "@/lib/log";
 
 export const WORKER_NEEDS_POSTGRES =
   "The worker needs PostgreSQL: set DATABASE_URL. The embedded database (PGlite) serves one process, so without DATABASE_URL run `npm start` alone: it executes its own runs.";
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     if (config.inngest.enabled) throw new ConfigError(WORKER_NOT_WITH_INNGEST);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    log.error(`Flowmail worker cannot start: ${error.message}`);
+    logFatal(`Flowmail worker cannot start: ${error.message}`);
     process.exit(1);
   }
   // A worker always executes runs, whatever EXECUTOR says (that variable is for web processes).
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   await listenForWakes(config.databaseUrl!, (workflowId) => getEmbeddedExecutor()?.poke(workflowId));
   (await import("@/lib/webhooks/delivery-loop")).startWebhookDeliveryLoop();
   const { startWorkerMetricsServer } = await import("./metrics-server");
-  const port = await startWorkerMetricsServer();
+  const port = await startWorkerMetricsServer(config.workerPort);
   const { executorKey } = await import("@/lib/engine/executor-lock");
   log.info("worker started", { concurrency: config.executorConcurrency, pid: process.pid, executorKey: executorKey(), ...(port ? { metricsPort: port } : {}) });
 }

@@ -7,9 +7,8 @@ import { log } from "@/lib/log";
  * (liveness), GET /api/health/ready and GET /api/metrics (with METRICS_TOKEN) — and nothing else (404). Unset: it
  * listens on no port. Returns the port listened on.
  */
-export async function startWorkerMetricsServer(): Promise<number | undefined> {
-  const port = Number(process.env.WORKER_PORT ?? "");
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) return undefined;
+export async function startWorkerMetricsServer(port: number): Promise<number | undefined> {
+  if (port <= 0) return undefined;
   const { checkReadiness } = await import("@/lib/services/operations/check-readiness");
   const { scrapeMetrics } = await import("@/lib/services/operations/render-metrics");
   const server = createServer((req, res) => {
