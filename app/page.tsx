@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { SignedInLink } from "@/components/home/signed-in-link";
 import { Logo, buttonClass } from "@/components/ui";
 
 const STEPS = [
@@ -16,7 +17,7 @@ export default function HomePage() {
         <Logo />
         <nav className="flex gap-2">
           <Link href="/api-docs" className={buttonClass("ghost", "sm")}>API reference</Link>
-          <Link href="/login" className={buttonClass("ghost", "sm")} data-testid="home-login">Sign in</Link>
+          <SignedInLink fallback={<Link href="/login" className={buttonClass("ghost", "sm")} data-testid="home-login">Sign in</Link>} />
         </nav>
       </header>
       <main className="mx-auto max-w-5xl px-6 pb-20 pt-16">

@@ -4,13 +4,14 @@
 // which sends exactly what was previewed and opens the run to watch its progress.
 import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { Button, ErrorAlert, Spinner, formatCount } from "@/components/ui";
 import { EmailBody } from "@/components/runs/recipients-table";
 import { fetchRunEmails, sendPreview, startPreview } from "@/lib/client/sending";
 import { isFinished, useRun } from "@/lib/client/use-run";
 
-const SHOWN = 5;
+// The first page of rendered emails (the list endpoint's largest page), stepped through one at a time.
+const SHOWN = 100;
 
 export function PreviewButton({ prepare, disabled }: { prepare: () => Promise<string | null>; disabled?: boolean }) {
   const [runId, setRunId] = useState<string | null>(null);
@@ -51,6 +52,12 @@ function PreviewDialog({ runId, startError, onClose }: { runId: string | null; s
     enabled: !!runId && !!outputId && run?.status === "SUCCESS",
   });
   const planned = run?.result?.emailsPlanned ?? 0;
+  // Escape closes the dialog, as dialogs do.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && onClose();
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [onClose]);
   const email = emails.data?.items[shown];
   const send = async () => {
     setSending(true);
@@ -89,7 +96,9 @@ function PreviewDialog({ runId, startError, onClose }: { runId: string | null; s
               {email ? (
                 <div className="space-y-2" data-testid="preview-email">
                   <div className="flex items-center justify-between text-xs text-slate-500">
-                    <span>Email {shown + 1} of the first {emails.data!.items.length}</span>
+                    <span data-testid="preview-position">
+                      Email {shown + 1} of {emails.data!.items.length < planned ? `the first ${emails.data!.items.length}` : emails.data!.items.length}
+                    </span>
                     <span className="flex gap-1">
                       <Button size="sm" variant="ghost" disabled={shown === 0} onClick={() => setShown(shown - 1)} data-testid="preview-prev">‹</Button>
                       <Button size="sm" variant="ghost" disabled={shown + 1 >= emails.data!.items.length} onClick={() => setShown(shown + 1)} data-testid="preview-next">›</Button>

@@ -35,9 +35,35 @@ export function zodErrorItems(error: ZodError, prefix: (string | number)[] = [])
         message: `Unknown field "${key}"`,
       }));
     }
-    return [{ path: formatPath(fullPath), code: issue.code === "custom" ? "invalid_value" : issue.code, message: issue.message }];
+    return [{ path: formatPath(fullPath), code: issue.code === "custom" ? "invalid_value" : issue.code, message: readableMessage(issue) }];
   }).flat();
 }
+
+/**
+ * zod's own wording ("Too small: expected string to have >=1 characters") reaches people through forms: the common
+ * default messages become sentences. A message a schema wrote itself is kept as it is.
+ */
+function readableMessage(issue: ZodError["issues"][number]): string {
+  const raw = issue.message;
+  if (issue.code === "too_small" && /^Too small/.test(raw)) {
+    const min = Number(issue.minimum);
+    if (issue.origin === "string") return min <= 1 ? "This cannot be empty." : `Use at least ${min} characters.`;
+    if (issue.origin === "array" || issue.origin === "set") return min <= 1 ? "Add at least one." : `Add at least ${min}.`;
+    return `Use ${min} or more.`;
+  }
+  if (issue.code === "too_big" && /^Too big/.test(raw)) {
+    const max = Number(issue.maximum);
+    if (issue.origin === "string") return `Use at most ${max} characters.`;
+    if (issue.origin === "array" || issue.origin === "set") return `Use at most ${max} entries.`;
+    return `Use ${max} or less.`;
+  }
+  if (issue.code === "invalid_type" && /^Invalid input: expected/.test(raw)) {
+    return /received undefined$/.test(raw) ? "This is required." : `This must be ${article(issue.expected)}.`;
+  }
+  return raw;
+}
+
+const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
 
 export function formatPath(parts: readonly PropertyKey[]): string {
   let out = "";

@@ -102,7 +102,7 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
       ctx.field = "subject";
       subject = renderTemplateString(data.subject, ctx, { html: false });
       if (LINE_BREAK.test(to) || LINE_BREAK.test(subject)) {
-        return `item ${itemIndex}: the rendered "to" or "subject" contains a line break, which would let data inject email headers`;
+        return `item ${itemIndex}: the rendered "to" or "subject" contains a line break or a control character, which would let data inject email headers`;
       }
       to = normalizeEmail(to);
       if (!EMAIL_ADDRESS.test(to)) {
@@ -138,7 +138,9 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
   };
 }
 
-const LINE_BREAK = /[\r\n]/;
+// Anything a mail system or client may take for the end of a header line: CR, LF, VT, FF, NEL, U+2028/2029 and the
+// other C0/C1 control characters (a tab is allowed).
+const LINE_BREAK = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]/;
 const usesUnsubscribeUrl = (body: string) => /\{\{\s*unsubscribeUrl\s*\}\}/.test(body);
 
 /** RFC 8058 one-click unsubscribe headers. */
