@@ -5,7 +5,7 @@
 export async function registerNode(): Promise<void> {
   // A production server without an email transport refuses to start (CONTRACT 15): the config says which variable.
   const { ConfigError, getConfig } = await import("./lib/config");
-  const { logFatal } = await import("./lib/log");
+  const { log, logFatal } = await import("./lib/log");
   const refuse = (error: unknown) => {
     if (!(error instanceof ConfigError)) throw error;
     logFatal(`Flowmail cannot start: ${error.message}`);
