@@ -1,5 +1,5 @@
 /**
- * Error codes of a database that went away or refuses us for a while (CONTRACT 12, "Database outages"): a server
+ * Error codes of a database that went away or refuses us for a while: a server
  * restart or failover (57P01–57P03), pg_terminate_backend, too many connections (53300), connection-class errors
  * (08xxx), and the driver's own codes for a lost connection. Generic socket codes (ECONNRESET…) are matched only when
  * the driver raised them (see isDatabaseUnavailable): a node's own HTTP calls raise them too, and those must fail the

@@ -1,7 +1,7 @@
 import { entityKind, SQL } from "drizzle-orm";
 
 /**
- * A faster `sqlToQuery` for drizzle's PostgreSQL dialect (issue 18). drizzle turns an `sql` template into its text and
+ * A faster `sqlToQuery` for drizzle's PostgreSQL dialect. drizzle turns an `sql` template into its text and
  * parameters by testing every chunk against a dozen entity kinds in turn (`is()`, each a walk up the prototype chain)
  * before a plain parameter falls through to the last case, and merges arrays of partial results at every level: for
  * the engine's CTE statements (a tiny run's claim, ledger and finalize statements, 20–30 parameters and a few

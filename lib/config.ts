@@ -73,6 +73,7 @@ const envSchema = z.object({
   MAILBOX_RATE_PER_SECOND: positiveInt(0).optional(),
   RESEND_WEBHOOK_SECRET: optionalString,
   UPLOAD_MAX_BYTES: positiveInt(50 * 1024 * 1024),
+  UPLOAD_QUOTA_BYTES: positiveInt(1024 * 1024 * 1024),
   EXECUTOR_CONCURRENCY: positiveInt(32),
   RUN_OUTPUT_RETENTION_DAYS: nonNegativeInt(30),
   ALLOW_PRIVATE_NETWORK_TARGETS: boolish.optional(),
@@ -123,7 +124,7 @@ export type Config = {
   emailFrom: string;
   runRateLimitPerMinute: number;
   emailDailyQuota: number;
-  /** Provider calls per second for workflow email, shared by every run, process and instance (CONTRACT 11). */
+  /** Provider calls per second for workflow email, shared by every run, process and instance. */
   emailRatePerSecond: number;
   /** How long an OUTPUT node keeps retrying 429/5xx answers before it fails. */
   emailSendBudgetMinutes: number;
@@ -132,7 +133,9 @@ export type Config = {
   /** Svix signing secret of Resend's event webhook; unset: POST /api/integrations/resend/events answers 404. */
   resendWebhookSecret?: string;
   uploadMaxBytes: number;
-  /** Rows per CSV (uploads, tus, Drive): more answers 422 (issue 20, point 10). */
+  /** Bytes of CSV uploads an account may keep, resumable uploads still receiving counted at their declared length. */
+  uploadQuotaBytes: number;
+  /** Rows per CSV (uploads, tus, Drive): more answers 422. */
   uploadMaxRows: number;
   /** MAILBOX_ENABLED=true: the local mailbox may serve in production (a private demo only: anyone can read it). */
   mailboxEnabled: boolean;
@@ -254,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     mailboxRatePerSecond: e.MAILBOX_RATE_PER_SECOND || undefined,
     resendWebhookSecret: e.RESEND_WEBHOOK_SECRET,
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+    uploadQuotaBytes: e.UPLOAD_QUOTA_BYTES,
     uploadMaxRows: e.UPLOAD_MAX_ROWS,
     mailboxEnabled: e.MAILBOX_ENABLED ?? false,
     trustProxy: e.TRUST_PROXY ?? false,
@@ -279,7 +283,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
 
 /**
  * Resend with a key, else SMTP with SMTP_URL, else the local mailbox — which in production serves only with MAILBOX_ENABLED=true: it shows every
- * email (sign-up codes included) to anyone who reaches the server (CONTRACT 15). `next build` runs in production mode
+ * email (sign-up codes included) to anyone who reaches the server. `next build` runs in production mode
  * without runtime secrets, so the refusal waits for the server's start.
  */
 function emailTransport(e: z.infer<typeof envSchema>, problems: string[]): "resend" | "smtp" | "mailbox" {

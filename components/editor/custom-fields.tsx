@@ -12,7 +12,7 @@ import { issueFor, patch, type Config, type Issue } from "./form-fields";
 import { SenderPicker } from "./sender-picker";
 
 // Loaded when a TRIGGER is selected: its cron parsing and wording (croner, cronstrue) would otherwise weigh on
-// every editor load (issue 17 keeps the editor's JavaScript ≤ 300 KB).
+// every editor load (the editor's JavaScript is kept small).
 const TriggerPanel = dynamic(() => import("./trigger-panel").then((m) => m.TriggerPanel), {
   loading: () => <p className="text-sm text-slate-500">Loading the trigger settings…</p>,
 });

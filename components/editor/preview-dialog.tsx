@@ -1,5 +1,5 @@
 "use client";
-// "Preview" next to "Run" (CONTRACT 11): a preview run renders, dedupes and checks suppression for every email and
+// "Preview" next to "Run": a preview run renders, dedupes and checks suppression for every email and
 // sends none; this dialog shows the first emails as the recipient would see them, the counts, and "Send N emails",
 // which sends exactly what was previewed and opens the run to watch its progress.
 import { useQuery } from "@tanstack/react-query";

@@ -1,5 +1,5 @@
 "use client";
-// The TRIGGER node's panel (CONTRACT 13): the three ways a workflow starts — manual/API, a schedule, inbound hooks.
+// The TRIGGER node's panel: the three ways a workflow starts — manual/API, a schedule, inbound hooks.
 // The schedule and the hooks are workflow settings saved at once through their own endpoints, not with the graph.
 import Link from "next/link";
 import { useParams } from "next/navigation";

@@ -105,7 +105,7 @@ export function useEditorActions({ workflow, isDraft, editor, name, deferredGrap
           queryFn: () => api.get<{ graph: Graph }>(`/api/workflows/${workflowId}/versions/${version}`),
           staleTime: Infinity,
         });
-        // Restoring is an edit like any other (undoable), saved at once as the next version (CONTRACT 16).
+        // Restoring is an edit like any other (undoable), saved at once as the next version.
         const doc = graphToFlow(stored.graph);
         editor.commit(doc);
         if (await doSave(flowToGraph(doc.nodes, doc.edges))) setViewVersion(null);

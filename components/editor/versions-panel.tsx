@@ -1,5 +1,5 @@
 "use client";
-// CONTRACT 16 in the editor: every saved graph, newest first; view one read-only on the canvas, or restore it
+// Workflow versions in the editor: every saved graph, newest first; view one read-only on the canvas, or restore it
 // (a PATCH with its graph, which becomes the next version).
 import { Badge, Button, ErrorAlert, cx, timeAgo } from "@/components/ui";
 import { useWorkflowVersions } from "@/components/workflows/workflow-api";

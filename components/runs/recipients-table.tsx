@@ -1,5 +1,5 @@
 "use client";
-// The recipients of an OUTPUT node (CONTRACT 11, "Emails of a run"): every email with its status, filterable by
+// The recipients of an OUTPUT node: every email with its status, filterable by
 // status, paged from the server (a node may hold 100,000), refreshed while the run is running.
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";

@@ -15,7 +15,7 @@ type Props = {
 
 /**
  * Retry (FAILED runs: a new run reusing the nodes that succeeded; emails already sent are not sent again) and Cancel
- * (PENDING and RUNNING runs) where they apply (CONTRACT 12). Nothing shows for other states.
+ * (PENDING and RUNNING runs) where they apply. Nothing shows for other states.
  */
 export function RunActions({ run, onRetried, onCancelled, size = "sm" }: Props) {
   const router = useRouter();

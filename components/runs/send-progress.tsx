@@ -1,5 +1,5 @@
 "use client";
-// A running OUTPUT node's `progress: { sent, total }` (CONTRACT 11), for the run view and the canvas.
+// A running OUTPUT node's `progress: { sent, total }`, for the run view and the canvas.
 import type { NodeResult } from "@/lib/client/types";
 import { formatCount } from "@/components/ui";
 

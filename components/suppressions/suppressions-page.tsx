@@ -1,5 +1,5 @@
 "use client";
-// The account's suppression list (CONTRACT 11): addresses no workflow email goes to — unsubscribed, bounced,
+// The account's suppression list: addresses no workflow email goes to — unsubscribed, bounced,
 // complained, or added here. Search, paste a list to add, remove one.
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import { useDeferredValue, useState } from "react";

@@ -1,5 +1,5 @@
 "use client";
-// Client calls for CONTRACT 16 (versions, duplicate, export/import) and the editor's "test this node" run.
+// Client calls for workflow versions (versions, duplicate, export/import) and the editor's "test this node" run.
 // Kept beside the components that use them rather than in the shared lib/client files.
 import { useQuery } from "@tanstack/react-query";
 import { api } from "@/lib/client/api";
@@ -42,7 +42,7 @@ export const useWorkflowVersion = (workflowId: string | null, version: number | 
 export const duplicateWorkflow = (id: string) => api.post<Workflow>(`/api/workflows/${id}/duplicate`);
 export const renameWorkflow = (id: string, name: string) => api.patch<Workflow>(`/api/workflows/${id}`, { name });
 
-/** "Test this node": a preview run of the node and its ancestors only (CONTRACT 11); nothing is sent. */
+/** "Test this node": a preview run of the node and its ancestors only; nothing is sent. */
 export const startPreviewUntil = (workflowId: string, nodeId: string) =>
   api.post<{ runId: string; workflowId: string; status: string; enqueuedAt: string }>(
     `/api/workflows/${workflowId}/run`,
@@ -50,7 +50,7 @@ export const startPreviewUntil = (workflowId: string, nodeId: string) =>
     { "idempotency-key": crypto.randomUUID() },
   );
 
-// ---- Export / import (CONTRACT 16): `{ name, graph, schedule }` as a JSON file, imported as an unsaved draft.
+// ---- Export / import: `{ name, graph, schedule }` as a JSON file, imported as an unsaved draft.
 
 export interface WorkflowFile {
   name: string;

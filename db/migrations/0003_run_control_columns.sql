@@ -1,4 +1,4 @@
--- Shared columns of part two (CONTRACT 11–13): how a run was started, preview runs, reuse/retry chains, cancel,
+-- Shared columns of part two: how a run was started, preview runs, reuse/retry chains, cancel,
 -- hook bodies, reused node results and OUTPUT progress.
 ALTER TABLE "runs" ADD COLUMN "trigger" text DEFAULT 'manual' NOT NULL;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "mode" text DEFAULT 'live' NOT NULL;--> statement-breakpoint

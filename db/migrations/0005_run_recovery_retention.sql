@@ -1,4 +1,4 @@
--- Run control (CONTRACT 12): the advisory-lock key of the process executing a RUNNING run (a dead process's lock is
+-- Run control: the advisory-lock key of the process executing a RUNNING run (a dead process's lock is
 -- gone, so its runs are taken over at once), when retention dropped a run's outputs, and the account-wide run list.
 ALTER TABLE "runs" ADD COLUMN "executor_key" integer;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "outputs_expired_at" timestamp (3) with time zone;--> statement-breakpoint

@@ -1,4 +1,4 @@
--- Sending like a careful bulk sender (CONTRACT 11): the suppression list, the shared provider limiter, per-email
+-- Sending like a careful bulk sender: the suppression list, the shared provider limiter, per-email
 -- records (preview bodies, suppressed/duplicate statuses) and the unsubscribe headers kept by the local mailbox.
 CREATE TABLE "suppressions" (
 	"account_id" text NOT NULL REFERENCES "accounts"("id") ON DELETE cascade,

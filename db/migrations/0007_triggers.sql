@@ -1,4 +1,4 @@
--- Triggers (CONTRACT 13): a workflow's schedule and the next slot it is due, one row per enqueued schedule slot
+-- Triggers: a workflow's schedule and the next slot it is due, one row per enqueued schedule slot
 -- (the unique key that makes each slot exactly one run), inbound hooks (token stored hashed) and their recent deliveries.
 ALTER TABLE "workflows" ADD COLUMN "schedule" jsonb;--> statement-breakpoint
 ALTER TABLE "workflows" ADD COLUMN "schedule_next_at" timestamp (3) with time zone;--> statement-breakpoint

@@ -1,4 +1,4 @@
--- Resumable uploads (tus 1.0, CONTRACT 14): one row per unfinished or just-finished tus upload and its received
+-- Resumable uploads (tus 1.0): one row per unfinished or just-finished tus upload and its received
 -- pieces (each PATCH's bytes, at most 4 MiB, keyed by the offset they start at: a piece is never stored twice).
 -- The lease columns are the cross-instance lock; the sweep deletes rows past expires_at (24 h).
 CREATE TABLE "tus_uploads" (

@@ -1,4 +1,4 @@
--- Large node outputs in pieces (issue 18): a top-level array of more than 1,000 elements (a DATA_SOURCE's 100,000
+-- Large node outputs in pieces: a top-level array of more than 1,000 elements (a DATA_SOURCE's 100,000
 -- rows, a FILTER's items) is stored as JSON text in rows of 2,000 elements, written one statement each, so no single
 -- statement parses or writes tens of MB (on PGlite's only connection that froze every request for ~1 s). The node's
 -- `output` keeps the rest of the object and the array's first 101 elements (what the run view previews); `spilled`

@@ -1,4 +1,4 @@
--- Marking a batch sent as a HOT update (issue 18). A 100,000-row run marks 40,000 ledger rows sent, 100 per
+-- Marking a batch sent as a HOT update. A 100,000-row run marks 40,000 ledger rows sent, 100 per
 -- statement; each update changed `status` (in email_sends_run_node_status_idx) and `provider_message_id` (in
 -- email_sends_provider_message_idx), so PostgreSQL wrote a new entry into all five indexes of the table for every row:
 -- ~1.3 s of database CPU per 40,000 emails. Now no indexed column changes and each page keeps room for its rows' new

@@ -1,4 +1,4 @@
--- The daily quota's upper bound (issue 18). Before each OUTPUT node sends, the quota check counted the account's
+-- The daily quota's upper bound. Before each OUTPUT node sends, the quota check counted the account's
 -- pending and sent emails of the UTC day: an index scan over every email the account had recorded today, each heap
 -- row read for its status. A tiny run (one email) late in a busy day scanned thousands of rows — 40 % of the database's
 -- CPU in bench/tiny-exec, and more every run. Now every statement that records ledger rows (db/queries/send-ledger.ts,

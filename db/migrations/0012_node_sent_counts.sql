@@ -1,4 +1,4 @@
--- A running OUTPUT node's progress `sent` (CONTRACT 11, "Progress") without counting its ledger (issue 18). The
+-- A running OUTPUT node's progress `sent` without counting its ledger. The
 -- progress write (db/queries/send-ledger.ts writeSentProgress, at most every 250 ms per node) counted the node's sent
 -- rows in email_sends: a scan of every row the node has sent so far, each heap row read for its status (status is in
 -- no index, so that marking a batch sent stays a heap-only update, migration 0010). At 40,000 emails that was 20–40 ms

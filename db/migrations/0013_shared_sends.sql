@@ -1,4 +1,4 @@
--- Shared provider calls (issue 18): the one email batch of small OUTPUT nodes of several runs goes to the provider in
+-- Shared provider calls: the one email batch of small OUTPUT nodes of several runs goes to the provider in
 -- one call (lib/nodes/output/shared-send.ts). Before that call its rows get the call's idempotency key (`send_key`) and
 -- the exact email as sent (`send_payload`, JSON text: its position in the call and the email, key order kept), so a
 -- resume — of any of the runs, in any process — sends the very same call again under the same key (the provider

@@ -4,7 +4,7 @@ import { execRows, type Db } from "@/db/client";
 import { readUploadRows, uploadColumns, wholeUploadOf } from "./upload-rows";
 
 /**
- * Large node outputs in pieces (issue 18). A top-level array of more than SPILL_MIN_ITEMS elements — a DATA_SOURCE's
+ * Large node outputs in pieces. A top-level array of more than SPILL_MIN_ITEMS elements — a DATA_SOURCE's
  * 100,000 rows (11 MB of JSON), a FILTER's 40,000 items — is not written as one jsonb value: its elements go to
  * `node_output_chunks` as JSON text, CHUNK_ITEMS per row and one statement per row, and the node's `output` keeps the
  * rest of the object with the array cut to its first HEAD_ITEMS elements. `spilled` names the cut fields:

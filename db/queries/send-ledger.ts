@@ -444,7 +444,7 @@ export async function beginSending(db: Db, key: LedgerKey, execRunId: string): P
 }
 
 /**
- * `jsonb_to_recordset(json)` with the planner told how many rows it has (issue 18). PostgreSQL estimates 100 rows for
+ * `jsonb_to_recordset(json)` with the planner told how many rows it has. PostgreSQL estimates 100 rows for
  * any set-returning function, so a shared call's statements, which join its handful of rows to `email_sends` and
  * `node_results`, were planned as a hash join over a sequential scan of the whole table until that table held some
  * 10,000 rows — and a plan cached by a prepared statement stays so for the connection's life (pg_stat_statements over

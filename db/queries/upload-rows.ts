@@ -35,13 +35,13 @@ export async function findUpload(db: Db, accountId: string, uploadId: string) {
 
 /**
  * findUpload and, when the upload fits one page of readUploadRows (CHUNKS_PER_PAGE chunks), every row of it, in one
- * statement (a tiny run's DATA_SOURCE: one round trip instead of two, issue 18). The rows are what
+ * statement (a tiny run's DATA_SOURCE: one round trip instead of two). The rows are what
  * readUploadRows(upload, 0, rowCount) answers, remembered as the whole upload; `rows` is absent for a larger upload
  * (read it with readUploadRows).
  */
 export async function findUploadWithRows(db: Db, accountId: string, uploadId: string) {
   // A plain statement, not drizzle's select builder: it runs once in every run with a DATA_SOURCE, and building the
-  // builder's query cost more than the statement's own text (issue 18). `columns` is jsonb: both drivers parse it.
+  // builder's query cost more than the statement's own text. `columns` is jsonb: both drivers parse it.
   const [found] = await execRows<UploadWithChunks>(
     db,
     sql`select u.id, u.columns, u.row_count, ${smallUploadChunks()} as chunks
@@ -73,7 +73,7 @@ function uploadWithRows(found: UploadWithChunks): { upload: { id: string; column
  * A select-list expression for a statement that claims a run (lib/engine/queue.ts, the embedded executor only):
  * what findUploadWithRows answers for every upload the DATA_SOURCE nodes of the run's graph name, as one JSON array.
  * `relation` is the claim's CTE (its `graph` and `account_id`). A run claimed this way starts its DATA_SOURCE with
- * no statement of its own (UploadPrefetch): a tiny run makes one round trip fewer (issue 18). An upload that is
+ * no statement of its own (UploadPrefetch): a tiny run makes one round trip fewer. An upload that is
  * deleted, another account's or missing is simply absent, and the node reads as before.
  */
 export function namedUploadsJson(relation: SQL): SQL {

@@ -10,7 +10,7 @@ export type RunResult = {
   emailsSent: number;
   filteredOut: number;
   totalRows: number;
-  /** CONTRACT 11: addresses skipped as suppressed / as repeats within their OUTPUT node; a preview's planned emails. */
+  /** addresses skipped as suppressed / as repeats within their OUTPUT node; a preview's planned emails. */
   suppressed?: number;
   duplicates?: number;
   emailsPlanned?: number;
@@ -25,10 +25,10 @@ export type RunResult = {
   failed?: number;
   unknown?: number;
 };
-/** How a run was started (CONTRACT 12). */
+/** How a run was started. */
 export type RunTrigger = "manual" | "schedule" | "hook" | "retry" | "send" | "resend_unknown";
 /**
- * A preview renders and records every email but sends none (CONTRACT 11); an estimate executes up to the AI nodes,
+ * A preview renders and records every email but sends none; an estimate executes up to the AI nodes,
  * asks the model for a sample of items and extrapolates the tokens and cost (everything after an AI node is SKIPPED).
  */
 export type RunMode = "live" | "preview" | "estimate";
@@ -142,7 +142,7 @@ export const emailSends = pgTable("email_sends", {
   status: text("status").$type<EmailSendStatus>().notNull().default("pending"),
   providerMessageId: text("provider_message_id"),
   error: text("error"),
-  /** A preview's rendered body (CONTRACT 11: preview items carry `body`); null for live emails. */
+  /** A preview's rendered body (preview items carry `body`); null for live emails. */
   body: text("body"),
   format: text("format").$type<"text" | "html">(),
   createdAt: createdAt(),
@@ -192,7 +192,7 @@ export const nodeSentCounts = pgTable("node_sent_counts", {
   n: integer("n").notNull(),
 }, (t) => [primaryKey({ name: "node_sent_counts_pk", columns: [t.runId, t.nodeId, t.slot] })]);
 
-/** One email of an OUTPUT node (CONTRACT 11, "Emails of a run"). */
+/** One email of an OUTPUT node. */
 /**
  * `sending`: an SMTP or SES email whose call is under way (recorded before the call; those providers have no
  * idempotency key); `unknown`: one found still `sending` when its node resumed — it may or may not have been

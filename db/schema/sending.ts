@@ -4,7 +4,7 @@ import { createdAt, ts } from "./columns";
 
 export type SuppressionReason = "unsubscribed" | "bounced" | "complained" | "manual";
 
-/** Addresses an account never sends workflow email to again (CONTRACT 11); stored normalised (trimmed, lower-case). */
+/** Addresses an account never sends workflow email to again; stored normalised (trimmed, lower-case). */
 export const suppressions = pgTable("suppressions", {
   accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
   email: text("email").notNull(),

@@ -4,7 +4,7 @@ import { createdAt, ts } from "./columns";
 import { workflows } from "./workflows";
 
 /**
- * One row per schedule slot that enqueued a run (CONTRACT 13). The primary key on (workflow, slot) is what makes a
+ * One row per schedule slot that enqueued a run. The primary key on (workflow, slot) is what makes a
  * slot exactly one run whatever the number of instances or restarts: the run is inserted in the same statement as
  * this row, and only when this row was new.
  */

@@ -14,7 +14,7 @@ export const workflows = pgTable("workflows", {
   updatedAt: ts("updated_at").notNull().defaultNow(),
   /** Soft delete: runs keep pointing at the workflow and stay readable. */
   deletedAt: ts("deleted_at"),
-  /** `{ cron, timezone, enabled }` or null (CONTRACT 13). */
+  /** `{ cron, timezone, enabled }` or null. */
   schedule: jsonb("schedule").$type<{ cron: string; timezone: string; enabled: boolean } | null>(),
   /** The next slot the schedule is due (null: no schedule or disabled); the sweep looks for rows at or before now. */
   scheduleNextAt: ts("schedule_next_at"),

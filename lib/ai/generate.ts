@@ -60,7 +60,7 @@ function describeAiError(error: unknown, timeoutMs: number): string {
   const last = RetryError.isInstance(error) ? error.lastError : error;
   if (isTimeout(last)) return `The AI provider did not answer within ${limit}: try again later or choose a faster model`;
   // The provider's own text may carry its file paths, SQL or an HTML error page: people see its code and a bounded,
-  // cleaned message (issue 20, point 9); the full error goes to the server log through the cause.
+  // cleaned message; the full error goes to the server log through the cause.
   if (APICallError.isInstance(last)) {
     const code = providerCode(last.data);
     const status = last.statusCode ? ` (HTTP ${last.statusCode}${code ? `, ${code}` : ""})` : code ? ` (${code})` : "";

@@ -1,5 +1,5 @@
 "use client";
-// Client calls of CONTRACT 11: previews, the emails of a run, sending a preview, the suppression list.
+// Client calls for careful sending: previews, the emails of a run, sending a preview, the suppression list.
 import { api, qs } from "./api";
 
 export type EmailStatus = "pending" | "sent" | "suppressed" | "duplicate" | "failed" | "preview" | "sending" | "unknown";

@@ -1,4 +1,4 @@
-// Response shapes of the REST API as CONTRACT.md names them. The graph types come from lib/graph/schema.ts
+// Response shapes of the REST API. The graph types come from lib/graph/schema.ts
 // (types only); the editor's graph is a draft, its node data not yet validated.
 // Values from the definitions themselves: lib/graph/schema.ts would bring zod into the browser bundle.
 export { NODE_TYPES } from "@/lib/nodes/definitions";
@@ -75,7 +75,7 @@ export interface NodeResult {
   completedAt: string | null;
   itemsIn?: number | null;
   itemsOut?: number | null;
-  /** A running OUTPUT node's emails sent so far (CONTRACT 11). */
+  /** A running OUTPUT node's emails sent so far. */
   progress?: { sent: number; total: number };
   reused?: boolean;
 }
@@ -93,7 +93,7 @@ export interface Run {
   nodes: Record<string, NodeResult>;
   result?: { emailsSent: number; filteredOut: number; totalRows: number; suppressed?: number; duplicates?: number; emailsPlanned?: number } | null;
   mode?: "live" | "preview";
-  /** How the run started (CONTRACT 12–13). */
+  /** How the run started. */
   trigger?: "manual" | "schedule" | "hook" | "retry" | "send" | "resend_unknown";
   retryOf?: string;
   sendOf?: string;

@@ -1,4 +1,4 @@
-// Every file goes up with tus (CONTRACT 14): 4 MiB pieces (under Vercel's 4.5 MB request limit), progress, and
+// Every file goes up with tus: 4 MiB pieces (under Vercel's 4.5 MB request limit), progress, and
 // automatic resume — after a dropped connection from the offset the server reports, and after a page reload
 // (tus-js-client keeps the upload's URL in localStorage, keyed by the file's name, size and date).
 import { DetailedError, Upload } from "tus-js-client";

@@ -4,7 +4,7 @@ import { execRows, type Db } from "@/db/client";
 import type { RateLimitInfo } from "./types";
 
 /**
- * The provider limiter (CONTRACT 11, "Pacing"): one row per provider key in PostgreSQL, shared by every run, process
+ * The provider limiter: one row per provider key in PostgreSQL, shared by every run, process
  * and instance. Each call takes the next slot in one atomic statement (`next_at` moves on by one spacing), then sleeps
  * until its slot — a virtual schedule, so N waiting callers are spaced evenly instead of bursting at each second.
  * Times come from the database clock, so instances with skewed clocks agree.

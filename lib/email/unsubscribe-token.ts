@@ -3,7 +3,7 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, timingSafeEqual
 import { getConfig } from "@/lib/config";
 
 /**
- * One-click unsubscribe tokens (CONTRACT 11). A token is `u2.<sealed>`: the account and the normalised address sealed
+ * One-click unsubscribe tokens. A token is `u2.<sealed>`: the account and the normalised address sealed
  * with AES-256-GCM (key derived from AUTH_SECRET), so the link in an email shows neither the account id nor anything
  * else readable, and cannot be forged. The nonce is an HMAC of the content (a synthetic IV): the same account and
  * address always give the same token, and two different contents never share a nonce. Tokens do not expire: an

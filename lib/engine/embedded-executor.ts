@@ -150,7 +150,7 @@ export class EmbeddedExecutor {
     for (const task of this.options.sweepTasks ?? []) {
       await task.run(db, (workflowId) => this.poke(workflowId)).catch((error) => log.error(`${task.name} failed`, { error }));
     }
-    // Retention (CONTRACT 12): expired throttle/idempotency/OAuth rows, and run outputs past RUN_OUTPUT_RETENTION_DAYS.
+    // Retention: expired throttle/idempotency/OAuth rows, and run outputs past RUN_OUTPUT_RETENTION_DAYS.
     if (Date.now() - this.lastPruneAt >= PRUNE_INTERVAL_MS) {
       this.lastPruneAt = Date.now();
       const report = await pruneExpired(db, { retentionDays: this.options.retentionDays ?? 0 }).catch((error) => {

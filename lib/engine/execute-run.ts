@@ -151,7 +151,7 @@ async function planWave(
   const beyondEstimate = estimateScope(run);
   for (const id of order) {
     if (statuses.get(id) !== "PENDING") continue;
-    // Preview `until`: only that node and its ancestors execute; every other node is SKIPPED (CONTRACT 11). An
+    // Preview `until`: only that node and its ancestors execute; every other node is SKIPPED. An
     // estimate stops at the AI nodes: nothing after one runs, and no OUTPUT sends.
     const decision = outside?.(id) || beyondEstimate?.(id) ? "skip" : decideNode(run.graph, id, statusOf, edgeIsLive);
     if (decision === "skip") {

@@ -3,7 +3,7 @@ import type { Sql } from "postgres";
 import { log } from "@/lib/log";
 
 /**
- * Liveness of executor processes on PostgreSQL (CONTRACT 12, "Recovery").
+ * Liveness of executor processes on PostgreSQL.
  *
  * Each process executing runs holds one session-level advisory lock, (EXECUTOR_LOCK_CLASS, its key), on a connection
  * of its own, and writes its key into `runs.executor_key` when it claims or takes over a run. PostgreSQL releases a

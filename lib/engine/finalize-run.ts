@@ -51,7 +51,7 @@ export async function finalizeRunRows(
             case when n.type = 'DATA_SOURCE' and n.status = 'SUCCESS' then (n.output->>'rowCount')::int end as row_count,
             case when n.type = 'FILTER' and n.status = 'SUCCESS' then (n.output->>'filteredOut')::int end as filtered_out
           from node_results n where n.run_id = ${run.runId})`;
-  // CONTRACT 11: the same ledger rows give `suppressed`, `duplicates` and a preview's `emailsPlanned` (one scan).
+  // the same ledger rows give `suppressed`, `duplicates` and a preview's `emailsPlanned` (one scan).
   const rows = await execRows<FinalRow>(
     db,
     sql`with ${held ? sql`${heldCtes(run.runId, held)}, ` : sql``}c as (

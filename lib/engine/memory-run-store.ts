@@ -1,4 +1,4 @@
-// A RunStore in maps (issue 19): the engine's rules (skip, join, retry/reuse, cancel, hand-back, until) run against it
+// A RunStore in maps: the engine's rules (skip, join, retry/reuse, cancel, hand-back, until) run against it
 // in milliseconds, without a database. Not used by the product: one process, nothing durable.
 import type { NodeStatus, RunResult } from "@/db/schema";
 import type { LogLevel } from "@/lib/nodes/types";

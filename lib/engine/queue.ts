@@ -88,7 +88,7 @@ function claimUpdate(workflowId: string, returning: SQL, options: { finishing?: 
 }
 
 /**
- * Claim-ahead (the embedded executor, issue 18): CTEs for the statement that finishes run `finishing` of the workflow
+ * Claim-ahead (the embedded executor): CTEs for the statement that finishes run `finishing` of the workflow
  * (its UPDATE is the CTE named in `gate`, which must return a row when the run was moved out of RUNNING): they claim
  * and start the workflow's next run in the same statement (`claimed`, and startRowsCtes' `ins` and `logged`), as
  * claimNextRunWithInfo would right after. `gate` makes PostgreSQL finish the run first, so the unique index of one

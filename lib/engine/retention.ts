@@ -6,12 +6,12 @@ export type RetentionReport = { rateLimits: number; idempotencyKeys: number; oau
 
 /** Longer than any throttle window in use (the longest is an hour): a row past it can never count again. */
 const RATE_LIMIT_KEEP_MS = 25 * 60 * 60 * 1000;
-/** An Idempotency-Key answers the same run for 24 h (CONTRACT 5); past that its row is only dead weight. */
+/** An Idempotency-Key answers the same run for 24 h; past that its row is only dead weight. */
 const IDEMPOTENCY_KEEP = "24 hours";
 const RUN_BATCH = 200;
 
 /**
- * The sweep's housekeeping (CONTRACT 12, "Retention"): deletes expired throttle counters, idempotency keys, OAuth
+ * The sweep's housekeeping: deletes expired throttle counters, idempotency keys, OAuth
  * states and the daily quota's counts of days before yesterday (UTC), and, when `retentionDays` > 0, drops the node
  * outputs and per-email records of runs that finished longer ago. What stays: the run (status, result counts, error,
  * times), its node summaries (status, error, item counts, times) and its logs. A dropped run is marked

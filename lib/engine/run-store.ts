@@ -1,4 +1,4 @@
-// The run engine's effects, behind one interface (issue 19): the engine (execute-run.ts) plans and decides; a
+// The run engine's effects, behind one interface: the engine (execute-run.ts) plans and decides; a
 // RunStore remembers. PgRunStore (pg-run-store.ts) is the product's store on PostgreSQL or PGlite; MemoryRunStore
 // (memory-run-store.ts) keeps everything in maps, so the engine's skip/join/retry/cancel/reuse rules are tested in
 // milliseconds without a database. No database import here.

@@ -10,7 +10,7 @@ export type RunInfo = {
   workflowId: string;
   accountId: string;
   graph: Graph;
-  /** Part two (CONTRACT 11–13); absent fields read as a live, manual run that is its own chain root. */
+  /** Part two; absent fields read as a live, manual run that is its own chain root. */
   mode?: RunMode;
   trigger?: RunTrigger;
   untilNodeId?: string | null;

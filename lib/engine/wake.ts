@@ -26,7 +26,7 @@ function pokeOrNotify(workflowId: string): void {
 }
 
 /**
- * Work that must outlive the response (CONTRACT 12, "Serverless"): handed to Next's `after()`, so a host that freezes
+ * Work that must outlive the response: handed to Next's `after()`, so a host that freezes
  * the function once it has answered still finishes it. Outside a request (the executor, scripts, tests calling
  * services directly) there is no response to wait for, and `after()` throws: the work then just starts now.
  */

@@ -1,5 +1,5 @@
 // The Inngest adapter (one outside system, like lib/email and lib/google): the client and the run wake-up event.
-// lib/ sends events through it; inngest/ holds only the functions Inngest calls (issue 19: lib never imports inngest/).
+// lib/ sends events through it; inngest/ holds only the functions Inngest calls (lib never imports inngest/).
 import { eventType, Inngest } from "inngest";
 import { z } from "zod";
 

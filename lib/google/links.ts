@@ -73,7 +73,7 @@ export type GoogleStatus =
   | { connected: true; email: string; scopes: string[]; connectedAt: string };
 
 export async function getGoogleStatus(accountId: string): Promise<GoogleStatus> {
-  // Not an error (CONTRACT 15): the settings page asks on every visit and simply shows that Google is not set up.
+  // Not an error: the settings page asks on every visit and simply shows that Google is not set up.
   if (!getConfig().google.configured) return { connected: false, configured: false };
   const link = await findGoogleLink(accountId);
   if (!link) return { connected: false };

@@ -1,4 +1,4 @@
-// The expression language of FILTER `expr` and edge `condition` (CONTRACT.md section 4, "Expressions").
+// The expression language of FILTER `expr` and edge `condition`.
 // A hand-written tokenizer and recursive-descent parser build an AST once; the AST is compiled to closures, so
 // evaluating a row is a few function calls. Nothing here uses eval, Function or vm, and no lookup can leave the
 // data: every field read is an own-property read, and only the helper functions below can be called.

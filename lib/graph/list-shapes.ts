@@ -12,7 +12,7 @@ export function notAListProblem(node: NodeInfo, ref: TemplateRef): string | unde
   const name = node.id ?? "";
   switch (node.type) {
     case "TRIGGER":
-      // A hook's JSON body (CONTRACT 13) can be anything, so {{start.body…}} is left to the run.
+      // A hook's JSON body can be anything, so {{start.body…}} is left to the run.
       if (first === "body") return undefined;
       return `${ref.raw} is the TRIGGER's output, an empty object, not a list; name a list such as {{src.rows}} (a hook's JSON arrives as {{${name}.body}})`;
     case "DATA_SOURCE":

@@ -5,7 +5,7 @@ export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
 
 /**
  * Ids a node may not take. `item` is the contract's per-element root in templates and expressions, and
- * `unsubscribeUrl` is reserved like it (OUTPUT bodies may write {{unsubscribeUrl}}, CONTRACT 11). `__proto__`,
+ * `unsubscribeUrl` is reserved like it (OUTPUT bodies may write {{unsubscribeUrl}}). `__proto__`,
  * `constructor` and `prototype` are refused because engines and UIs key plain objects by node id, and
  * `obj["__proto__"] = …` would replace a prototype instead of storing an output.
  */

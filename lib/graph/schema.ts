@@ -1,4 +1,4 @@
-// The workflow graph's shape (CONTRACT.md section 4). Client-safe: depends on zod and the node definitions only
+// The workflow graph's shape. Client-safe: depends on zod and the node definitions only
 // (the editor imports its types; its values would bring zod into the editor's bundle). Semantic rules (cycles, reachability, template references…) live in validate.ts.
 import { z } from "zod";
 import { NODE_TYPES, nodeDefinitions, type NodeDefinitions } from "@/lib/nodes/definitions";

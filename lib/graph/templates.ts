@@ -1,4 +1,4 @@
-// Templates (CONTRACT.md section 4, "Templates"): `{{ <nodeId>.<path> }}` and `{{ item.<path> }}`.
+// Templates: `{{ <nodeId>.<path> }}` and `{{ item.<path> }}`.
 //
 // Decisions where the contract is silent:
 // - A path segment is any run of characters other than `.` and the code-like characters rejected below, so CSV

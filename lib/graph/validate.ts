@@ -1,4 +1,4 @@
-// Save-time validation of a workflow graph (CONTRACT.md section 4). Pure; reports every problem at once, each
+// Save-time validation of a workflow graph. Pure; reports every problem at once, each
 // with one of the contract's codes and a path starting at "graph.".
 //
 // Codes the contract does not list, for shapes its list does not cover: `invalid_graph` when the graph itself

@@ -1,7 +1,7 @@
 /**
  * What a person sees of another service's error: its name or code and a bounded, cleaned message. Provider answers
  * can carry file paths, SQL, stack lines or markup (a misconfigured openai-compatible server, a proxy's HTML page);
- * copied verbatim they would leak into node errors and run logs (issue 20, point 9).
+ * copied verbatim they would leak into node errors and run logs.
  */
 export function sanitizeProviderMessage(message: unknown, maxLength = 240): string {
   let text = typeof message === "string" ? message : message instanceof Error ? message.message : "";

@@ -2,7 +2,7 @@
 // (lib/graph/schema.ts), validation, the editor's palette, canvas card and config panel, and docs/node-types.md are
 // all built from these objects. Client-safe, and free of zod at run time: a definition's data schema is a function
 // of the zod namespace, built once by lib/graph/schema.ts, so the editor (palette, cards, inspector) loads no zod
-// (issue 17 keeps its JavaScript ≤ 300 KB gzip; zod weighs about 33 KB of it).
+// (the editor's JavaScript is kept small; zod would weigh about 33 KB gzip of it).
 import type { z } from "zod";
 
 /** The zod namespace a definition builds its data schema with. */
@@ -54,7 +54,7 @@ export interface FormField {
 export interface NodeDefinition<T extends string = string, S extends z.ZodType = z.ZodType> {
   type: T;
   /**
-   * The schema of the node's `data` (CONTRACT 4, "Node data"), built with the zod it is handed; its messages are the
+   * The schema of the node's `data`, built with the zod it is handed; its messages are the
    * API's `invalid_node_data` messages. lib/graph/schema.ts builds it once (`nodeDataSchemas`).
    */
   dataSchema: (zod: Zod) => S;

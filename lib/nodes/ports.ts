@@ -1,4 +1,4 @@
-// What node executors may reach outside the run (issue 19): a narrow set of ports instead of the database. The engine
+// What node executors may reach outside the run: a narrow set of ports instead of the database. The engine
 // hands each node a runtime holding these (lib/engine/pg-node-ports.ts binds them to PostgreSQL); unit tests pass
 // in-memory ones. Type-only imports: nothing here touches a database.
 import type { AiSettings } from "@/lib/ai/settings";
@@ -13,7 +13,7 @@ export interface UploadReader {
   find(accountId: string, uploadId: string): Promise<UploadRef | undefined>;
   /** Rows [offset, offset + limit) in file order. */
   readRows(upload: UploadRef, offset: number, limit: number): Promise<Record<string, string>[]>;
-  /** Optional (one round trip instead of two, issue 18): `find`, and every row when the port reads them with it. */
+  /** Optional (one round trip instead of two): `find`, and every row when the port reads them with it. */
   findWithRows?(accountId: string, uploadId: string): Promise<{ upload: UploadRef; rows?: Record<string, string>[] } | undefined>;
 }
 
@@ -71,7 +71,7 @@ export interface SendLedger {
   /** Today's workflow emails of the account (this node's apart) and this node's pending ones; sets its progress. */
   beginSending(key: LedgerKey, execRunId: string): Promise<{ usedToday: number; thisNode: number }>;
   /**
-   * Optional (fewer round trips, issue 18): recordEmails then beginSending, and the first batch's pending emails
+   * Optional (fewer round trips): recordEmails then beginSending, and the first batch's pending emails
    * (`first`, as pendingInRange(0, firstTo) answers) and send slot (`slotWaitMs`, taken for `slot` only when that batch
    * has an email and the daily `quota` allows the node's emails) when the port can read them with the rest.
    * `progressTotal`: the total written in the node's progress (`emails` are the first part of the node's, whose

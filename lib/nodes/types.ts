@@ -16,7 +16,7 @@ export type NodeRuntime = {
   workflowId: string;
   accountId: string;
   graph: Graph;
-  /** `preview`: OUTPUT renders and records every email but sends none (CONTRACT 11). */
+  /** `preview`: OUTPUT renders and records every email but sends none. */
   mode: RunMode;
   trigger: RunTrigger;
   /** The run whose send ledger this run shares (the first run of its retry chain; the run itself otherwise). */

@@ -128,7 +128,7 @@ export const mailboxMessageResponse = z.object({
   text: z.string().nullable(),
   html: z.string().nullable(),
   kind: z.string(),
-  headers: z.record(z.string(), z.string()).describe("Extra headers, e.g. List-Unsubscribe (CONTRACT 11)"),
+  headers: z.record(z.string(), z.string()).describe("Extra headers, e.g. List-Unsubscribe"),
   createdAt: z.string(),
 });
 export const mailboxPageResponse = z.object({ items: z.array(mailboxMessageResponse), nextCursor: z.string().nullable() });

@@ -3,7 +3,7 @@
 // host), so no control, zero-width or look-alike character reaches a mail header.
 export const EMAIL_ADDRESS = /^[A-Za-z0-9'+_=#$&*/?^`{|}~-]+(?:\.[A-Za-z0-9'+_=#$&*/?^`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 
-/** CONTRACT 11: recipients are compared trimmed and lower-cased (suppression list, dedupe). */
+/** recipients are compared trimmed and lower-cased (suppression list, dedupe). */
 export function normalizeEmail(value: string): string {
   return value.trim().toLowerCase();
 }

@@ -136,7 +136,7 @@ export const runsOperations: OperationSpec[] = [
     auth: true,
     scope: "runs:write",
     headers: [{ name: "Idempotency-Key", description: "The same key within 24 h returns the same run" }],
-    // No body (or `{}`) is a live run; `{ "mode": "preview", "until"? }` a preview (CONTRACT 11).
+    // No body (or `{}`) is a live run; `{ "mode": "preview", "until"? }` a preview.
     body: runRequestBody,
     bodyOptional: true,
     responses: {

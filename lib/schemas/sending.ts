@@ -3,7 +3,7 @@ import type { OperationSpec } from "@/lib/http/openapi";
 import { paginationQuery } from "@/lib/http/pagination";
 import { EMAIL_ADDRESS } from "./email-address";
 
-// CONTRACT 11: preview runs, the emails of a run, the suppression list, one-click unsubscribe, Resend's events.
+// preview runs, the emails of a run, the suppression list, one-click unsubscribe, Resend's events.
 
 export const runRequestBody = z.strictObject({
   mode: z

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { OperationSpec } from "@/lib/http/openapi";
 
-// Triggers (CONTRACT 13): a workflow's schedule and its inbound hooks.
+// Triggers: a workflow's schedule and its inbound hooks.
 
 const timestamp = z.string().describe("ISO 8601 UTC");
 

@@ -36,7 +36,7 @@ const tusHeader = (name: string, description: string, required = true) => ({ nam
 const tusResumable = tusHeader("Tus-Resumable", "Always `1.0.0` (another version: 412 `unsupported_tus_version` with `Tus-Version`)");
 
 /**
- * Resumable uploads (CONTRACT 14, tus 1.0 core + creation + termination + expiration). Any tus client works
+ * Resumable uploads (tus 1.0 core + creation + termination + expiration). Any tus client works
  * (tus-js-client, tus-py-client, Uppy); pieces of at most 4 MiB. Statuses outside the problem table: 410
  * `upload_expired` (unfinished for 24 h), 412 `unsupported_tus_version`, 423 `locked` (another request is writing
  * the same upload: retry).

@@ -14,7 +14,7 @@ export const workflowName = z
 
 /**
  * The graph is taken as any JSON value here and checked by `validateGraph`, so its problems come back as one
- * `invalid_graph` answer listing every one (CONTRACT.md section 4) rather than as zod's `validation_failed`.
+ * `invalid_graph` answer listing every one rather than as zod's `validation_failed`.
  */
 const graphInput = z.unknown().refine((value) => value !== undefined, { message: "The graph is required" });
 

@@ -25,7 +25,7 @@ export const dataSourceExecutor: NodeExecutor<"DATA_SOURCE"> = {
         return { kind: "done", output: { rows, rowCount: rows.length, columns }, itemsOut: rows.length };
       } catch (error) {
         // The Drive adapter speaks in sentences meant for people (link expired, file not found, not a CSV), but they
-        // quote names and parser text from the Drive file: bounded and cleaned like any provider text (issue 20, point 9).
+        // quote names and parser text from the Drive file: bounded and cleaned like any provider text.
         if (error instanceof AppError || error instanceof NodeError) throw new NodeError(sanitizeProviderMessage(error.message, 300), { cause: error });
         throw error;
       }

@@ -10,7 +10,7 @@ export const buildOutputDataSchema = (zod: Zod) =>
     subject: nonEmpty(zod, "subject"),
     body: zod.string(),
     format: zod.enum(EMAIL_FORMATS).optional(),
-    /** false: send to every item, repeated addresses included (CONTRACT 11, "Recipients"). */
+    /** false: send to every item, repeated addresses included. */
     dedupe: zod.boolean().optional(),
     /** false: transactional mail, without List-Unsubscribe headers. */
     unsubscribe: zod.boolean().optional(),

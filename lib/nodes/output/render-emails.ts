@@ -67,7 +67,7 @@ export function forEachItems(node: NodeOf<"OUTPUT">, rt: NodeRuntime): unknown[]
 
 /**
  * Renders one email; returns a sentence describing the problem instead when it cannot be sent as is. `to` comes out
- * normalised (trimmed, lower-cased: CONTRACT 11). Unless the node is transactional (`unsubscribe: false`) the email
+ * normalised (trimmed, lower-cased). Unless the node is transactional (`unsubscribe: false`) the email
  * carries its one-click unsubscribe address, which `{{unsubscribeUrl}}` in the body also names. `headerUrl: false`:
  * the address (an HMAC) is computed only when the body names it; the sender adds it to the email before sending.
  */

@@ -42,7 +42,7 @@ export type SendContext = {
  * 5xx and network failures back off exponentially with full jitter; both go on until the node's send budget is spent.
  * A quota answer fails at once; any other refusal fails with the provider's (sanitised) message. Every wait asks
  * `ctx.shouldStop` twice a second: a cancel during a long Retry-After throws SendStopped (nothing sent, the batch
- * stays pending) so the engine stops the run at its next boundary within seconds (CONTRACT 12).
+ * stays pending) so the engine stops the run at its next boundary within seconds.
  */
 export async function sendBatchWithRetry(sender: EmailSender, emails: OutgoingEmail[], batchKey: string, ctx: SendContext): Promise<SendResult[]> {
   for (let attempt = 1; ; attempt++) {

@@ -10,7 +10,7 @@ import { sendBatchWithRetry, SendStopped, type SendContext } from "./send-with-r
 export const SHARED_CALL_LIMIT = 100;
 
 /**
- * Shared provider calls (issue 18). A small OUTPUT node's only batch (at most 100 emails: a welcome email per
+ * Shared provider calls. A small OUTPUT node's only batch (at most 100 emails: a welcome email per
  * signup, a report to a few people) used to be a provider call of its own, ~1 ms of CPU of the ~3.5 ms a tiny run cost
  * the executor (the Resend SDK's fetch, its streams and socket). Here the batches that are ready in the same turn of the
  * event loop, those that come while `gathering.callsInFlight` calls are under way (for at most `maxWaitMs`), and those that come while

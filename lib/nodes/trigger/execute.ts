@@ -2,7 +2,7 @@ import type { NodeExecutor } from "../types";
 
 /**
  * A run started by an inbound hook outputs the delivery's JSON body as `{ body }` (so `{{start.body.email}}` works);
- * every other run (manual, schedule, retry, send) outputs `{}` (CONTRACT 13).
+ * every other run (manual, schedule, retry, send) outputs `{}`.
  */
 export const triggerExecutor: NodeExecutor<"TRIGGER"> = {
   async execute(_node, runtime) {

@@ -14,9 +14,9 @@ export const EXECUTOR_OFF_NEEDS_POSTGRES =
 
 /** Housekeeping that rides on the embedded executor's sweep (every 5 s). */
 export const SWEEP_TASKS: NonNullable<EmbeddedExecutorOptions["sweepTasks"]> = [
-  // Schedules (CONTRACT 13): due slots become runs here; a slot is claimed in the database, so instances never double up.
+  // Schedules: due slots become runs here; a slot is claimed in the database, so instances never double up.
   { name: "schedule sweep", run: (db, poke) => enqueueDueSlots(db, nowDate(), poke) },
-  // Resumable uploads (CONTRACT 14): unfinished tus uploads expire after 24 h.
+  // Resumable uploads: unfinished tus uploads expire after 24 h.
   { name: "tus upload expiry", run: () => expireTusUploads() },
 ];
 

@@ -17,7 +17,7 @@ export const MAX_BODY_DEPTH = 100;
 type Delivery = { status: number; runId?: string; code?: string; idempotencyKey?: string; sizeBytes: number };
 
 /**
- * POST /api/hooks/:token (CONTRACT 13): any JSON value (≤ 1 MiB) starts a run whose TRIGGER outputs `{ body }`.
+ * POST /api/hooks/:token: any JSON value (≤ 1 MiB) starts a run whose TRIGGER outputs `{ body }`.
  * The token is the only credential. Rate limited with the account's enqueue limit; an `Idempotency-Key` or
  * `webhook-id` header seen on this hook within 24 h answers the run of the first delivery (senders retry), in a key
  * scope of its own (`hook:<hookId>`) so it never collides with POST …/run keys. Every delivery to a known hook,

@@ -9,7 +9,7 @@ import { enqueueRunWebhooks } from "@/lib/webhooks/enqueue-run-webhooks";
 export type CancelledRun = { runId: string; workflowId: string; status: RunStatus; cancelRequested: boolean };
 
 /**
- * POST /api/workflows/runs/:runId/cancel (CONTRACT 12). A PENDING run becomes FAILED "Cancelled" at once (its nodes
+ * POST /api/workflows/runs/:runId/cancel. A PENDING run becomes FAILED "Cancelled" at once (its nodes
  * SKIPPED). A RUNNING run is marked; its executor stops before the next node or email batch (≤ 5 s), skips the
  * unfinished nodes and finalizes it FAILED "Cancelled", which wakes the workflow's next run. Cancelling a RUNNING run
  * twice answers the same 202; a finished run answers 409 `run_finished`.

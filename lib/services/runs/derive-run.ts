@@ -51,7 +51,7 @@ export type DerivedRun = {
  * enqueueDerivedRun({ accountId, sourceRunId, trigger: "retry" | "send" | "resend_unknown", mode: "live", reuseNode, check?, once? })
  *   → Promise<DerivedRun>
  *
- * The "reuse" of CONTRACT 12: a new run of the source run's graph snapshot (same workflow version), queued at the
+ * The "reuse" of run control: a new run of the source run's graph snapshot (same workflow version), queued at the
  * tail of the workflow's FIFO, that starts from the source's results. Every node SUCCESS in the source for which
  * `reuseNode(node)` is true is copied now, in the same transaction (status SUCCESS, same output and item counts,
  * the source's startedAt/completedAt, `reused: true`); the engine treats a copied node as already done, exactly as

@@ -29,7 +29,7 @@ export type EnqueuedRun = { runId: string; workflowId: string; status: RunStatus
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-/** How the run starts (CONTRACT 11–13); everything absent is a live, manual run of the whole graph. */
+/** How the run starts; everything absent is a live, manual run of the whole graph. */
 export type RunOptions = {
   trigger?: RunTrigger;
   mode?: RunMode;

@@ -21,7 +21,7 @@ export const MAX_EMAILS_PAGE_BYTES = 4 * 1024 * 1024;
 const ROW_OVERHEAD_BYTES = 200;
 
 /**
- * The emails of one OUTPUT node of a run (CONTRACT 11), from the send ledger of the run's retry chain: a page by item
+ * The emails of one OUTPUT node of a run, from the send ledger of the run's retry chain: a page by item
  * index (optionally of one status) and the count of every status. Preview items carry their rendered body.
  */
 export async function listRunEmails(

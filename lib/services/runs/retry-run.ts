@@ -4,7 +4,7 @@ import { enqueueDerivedRun, type DerivedRun } from "./derive-run";
 
 /**
  * POST /api/workflows/runs/:runId/retry — a new run of the FAILED run's graph snapshot at the tail of the workflow's
- * queue, reusing every node that succeeded (CONTRACT 12). Its OUTPUT nodes share the retry chain's send ledger, so an
+ * queue, reusing every node that succeeded. Its OUTPUT nodes share the retry chain's send ledger, so an
  * email the chain already sent is not sent again. Retrying the same FAILED run twice is allowed (each retry only sends
  * what the chain has not sent yet).
  */

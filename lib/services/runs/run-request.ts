@@ -13,7 +13,7 @@ export const DEFAULT_ESTIMATE_SAMPLE = 3;
 
 /**
  * Whether `POST …/run` carries a body. No body (the hot path: nothing is read) or an empty one is a live run, as before
- * part two; a body must be JSON `{ mode?, until? }` (CONTRACT 11).
+ * part two; a body must be JSON `{ mode?, until? }`.
  */
 export function hasRunBody(req: Request): boolean {
   const length = req.headers.get("content-length");

@@ -3,7 +3,7 @@ import { AppError } from "@/lib/http/errors";
 import { enqueueDerivedRun, type DerivedRun } from "./derive-run";
 
 /**
- * POST /api/workflows/runs/:runId/send — sends exactly what a SUCCESS preview rendered (CONTRACT 11): a new live run
+ * POST /api/workflows/runs/:runId/send — sends exactly what a SUCCESS preview rendered: a new live run
  * (`trigger: "send"`, `sendOf`) that reuses every node of the preview except its OUTPUT nodes, so the emails are
  * rendered from the very same node outputs (AI answers included); only OUTPUT executes, and it re-checks the
  * suppression list at send time. A preview is sent at most once; a preview made with `until` ("test this node")

@@ -21,7 +21,7 @@ export type DueSlotsResult = { enqueued: EnqueuedSlot[]; skipped: number };
 type DueRow = { id: string; schedule: Schedule; schedule_next_at: string | Date };
 
 /**
- * The one "enqueue due slots" service (CONTRACT 13), called by the embedded executor's sweep and by the Inngest cron
+ * The one "enqueue due slots" service, called by the embedded executor's sweep and by the Inngest cron
  * function with the current time. For each workflow whose next slot is due it enqueues at most one run, for the
  * latest slot within SLOT_GRACE_MS of `now` (older due slots were missed while nothing ran: skipped), and moves the
  * workflow's next slot past `now`.

@@ -1,4 +1,4 @@
-// The rules of a workflow schedule (CONTRACT 13), client-safe so the editor shows the same readings and next times
+// The rules of a workflow schedule, client-safe so the editor shows the same readings and next times
 // the server computes: croner parses the cron and walks time zones (DST included), cronstrue words it.
 import { Cron } from "croner";
 import cronstrue from "cronstrue";

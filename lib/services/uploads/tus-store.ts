@@ -5,6 +5,7 @@ import { DataStore, ERRORS, Upload } from "@tus/utils";
 import { getDb } from "@/db/client";
 import { tusUploadPieces, tusUploads } from "@/db/schema";
 import { finishTusUpload, type TusRow } from "./finish-tus-upload";
+import { assertStorageQuota } from "./storage-quota";
 import { sanitizeFilename } from "./sanitize-filename";
 
 /** At most this many bytes per PATCH: under Vercel's 4.5 MB request body limit, with room for headers. */
@@ -36,6 +37,7 @@ export class PgTusStore extends DataStore {
 
   override async create(upload: Upload): Promise<Upload> {
     const db = await getDb();
+    await assertStorageQuota(db, this.accountId, upload.size ?? 0);
     const metadata = upload.metadata ?? {};
     const createdAt = new Date(upload.creation_date ?? Date.now());
     [this.row] = await db

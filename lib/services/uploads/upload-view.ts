@@ -2,7 +2,7 @@ import type { uploads } from "@/db/schema";
 
 type UploadRow = typeof uploads.$inferSelect;
 
-/** The API shape of an upload's metadata (CONTRACT.md section 3). */
+/** The API shape of an upload's metadata. */
 export function toUploadView(upload: UploadRow) {
   return {
     uploadId: upload.id,

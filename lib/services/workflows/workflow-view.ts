@@ -4,7 +4,7 @@ import { nextRunAt } from "@/lib/services/schedules/schedule-columns";
 
 type WorkflowRow = typeof workflows.$inferSelect;
 
-/** The API shape of a workflow (CONTRACT.md section 4). */
+/** The API shape of a workflow. */
 export function toWorkflowView(row: Pick<WorkflowRow, "id" | "name" | "graph" | "version" | "createdAt" | "updatedAt"> & Partial<Pick<WorkflowRow, "schedule" | "scheduleNextAt">>) {
   return {
     id: row.id,

@@ -7,7 +7,7 @@ import { assertUntilNode, hasRunBody, readRunRequest } from "@/lib/services/runs
 export const dynamic = "force-dynamic";
 
 // POST /api/workflows/:workflowId/run – enqueue a run (202 at once; poll the Location); optional JSON body
-// `{ mode: "preview" | "live", until? }` (CONTRACT 11)
+// `{ mode: "preview" | "live", until? }`
 // Authenticated here rather than by route(): a bodiless Bearer request (access token or API key) without
 // Idempotency-Key (the hot path) checks its account inside the enqueue statement; every other request is authorized
 // first, as route({ auth: true }) would.
