@@ -39,6 +39,7 @@ export function readUnsubscribeToken(token: string): { accountId: string; email:
   return { accountId, email };
 }
 
-export function unsubscribeUrl(accountId: string, email: string): string {
-  return `${getConfig().appUrl.replace(/\/+$/, "")}/api/unsubscribe/${unsubscribeToken(accountId, email)}`;
+/** `appUrl`: the base the run's emails are built with (NodeRuntime.emailIdentity); this instance's APP_URL otherwise. */
+export function unsubscribeUrl(accountId: string, email: string, appUrl = getConfig().appUrl): string {
+  return `${appUrl.replace(/\/+$/, "")}/api/unsubscribe/${unsubscribeToken(accountId, email)}`;
 }

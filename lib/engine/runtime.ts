@@ -18,11 +18,15 @@ export type RunInfo = {
   ledgerRunId?: string;
   /** An inbound hook's body (the TRIGGER's output is `{ body }`); undefined for other triggers. */
   triggerBody?: unknown;
+  /** The APP_URL and EMAIL_FROM its emails are built with, fixed when the run was first claimed (null before). */
+  emailIdentity?: EmailIdentity | null;
 };
+
+export type EmailIdentity = { appUrl: string; from: string };
 
 /** The columns of `runs` a run's snapshot is read from (by the claim and by loadRun): see runFromRow. */
 export const RUN_COLUMNS =
-  "id, workflow_id, account_id, graph, workflow_version, mode, trigger, until_node_id, coalesce(chain_root_id, id) as ledger_run_id, trigger_body";
+  "id, workflow_id, account_id, graph, workflow_version, mode, trigger, until_node_id, coalesce(chain_root_id, id) as ledger_run_id, trigger_body, email_identity";
 
 export type RunRow = {
   id: string;
@@ -35,6 +39,7 @@ export type RunRow = {
   until_node_id?: string | null;
   ledger_run_id?: string;
   trigger_body?: unknown;
+  email_identity?: EmailIdentity | string | null;
 };
 
 /** A run's snapshot from a row selected with RUN_COLUMNS. */
@@ -50,6 +55,7 @@ export function runFromRow(row: RunRow): RunInfo & { version: number } {
     untilNodeId: row.until_node_id ?? null,
     ledgerRunId: row.ledger_run_id,
     triggerBody: row.trigger_body ?? undefined,
+    emailIdentity: typeof row.email_identity === "string" ? (JSON.parse(row.email_identity) as EmailIdentity) : (row.email_identity ?? null),
   };
 }
 
@@ -88,6 +94,7 @@ export async function buildRuntime(
     trigger: run.trigger ?? "manual",
     ledgerRunId: run.ledgerRunId ?? run.runId,
     triggerBody: run.triggerBody,
+    emailIdentity: run.emailIdentity ?? undefined,
     nodeState: (id) => states.get(id),
     nodeOutputs: () => nodeOutputs,
     templateContext: (field, item) => ({

@@ -147,7 +147,7 @@ async function sendRange(
       if (typeof again === "string") throw new NodeError(`Cannot render the email for item ${i}: ${again}.`);
       email = again;
     }
-    if (!transactional && email.unsubscribeUrl === undefined) email.unsubscribeUrl = unsubscribeUrl(rt.accountId, email.to);
+    if (!transactional && email.unsubscribeUrl === undefined) email.unsubscribeUrl = unsubscribeUrl(rt.accountId, email.to, rt.emailIdentity?.appUrl);
     return email;
   });
   const context = (slotAt?: number) => sendContext(rt, key, sender, read.startedAtMs, slotAt);
@@ -165,6 +165,8 @@ async function sendRange(
       text: e.text,
       html: e.html,
       kind: "workflow" as const,
+      // The run's sender, not this instance's: a resumed batch must be byte for byte the one first sent.
+      ...(rt.emailIdentity ? { from: rt.emailIdentity.from } : {}),
       headers: unsubscribeHeaders(e.unsubscribeUrl),
       idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
     }));

@@ -100,7 +100,7 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
       if (!EMAIL_ADDRESS.test(to)) {
         return `item ${itemIndex}: "to" rendered as ${JSON.stringify(to.slice(0, 80))}, which is not one valid email address`;
       }
-      if (urlAlways || urlInBody) unsubscribe = unsubscribeUrl(rt.accountId, to);
+      if (urlAlways || urlInBody) unsubscribe = unsubscribeUrl(rt.accountId, to, rt.emailIdentity?.appUrl);
       ctx.field = "body";
       ctx.unsubscribeUrl = unsubscribe;
       body = renderTemplateString(data.body, ctx, { html });
