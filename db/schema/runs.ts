@@ -64,6 +64,11 @@ export const runs = pgTable("runs", {
   chainRootId: text("chain_root_id"),
   /** An inbound hook's JSON body: the TRIGGER node's output is `{ body }` for this run. */
   triggerBody: jsonb("trigger_body").$type<unknown>(),
+  /**
+   * `{ appUrl, from }` of the instance that first claimed the run (or of its retry chain's first run): what its
+   * emails' unsubscribe links and sender are built with, whichever instance sends them (migration 0014).
+   */
+  emailIdentity: jsonb("email_identity").$type<{ appUrl: string; from: string }>(),
   /** Set by POST …/cancel on a RUNNING run; the engine stops at its next node or batch boundary. */
   cancelRequestedAt: ts("cancel_requested_at"),
   /** The advisory-lock key held by the process executing this RUNNING run (its lock vanishes when it dies). */

@@ -39,7 +39,7 @@ type ResendResult<T> = { data: T | null; error: ResendError | null; headers?: Re
 export function createResendSender(options: { apiKey: string; baseUrl?: string; from: string }): EmailSender {
   const resend = new Resend(options.apiKey, options.baseUrl ? { baseUrl: options.baseUrl } : undefined);
   const toPayload = (email: OutgoingEmail) => ({
-    from: options.from,
+    from: email.from ?? options.from,
     to: email.to,
     subject: email.subject,
     // Resend needs a text or an html body; send both when both exist.

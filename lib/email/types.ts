@@ -4,6 +4,8 @@ export type OutgoingEmail = {
   subject: string;
   text?: string;
   html?: string;
+  /** The sender; the transport's configured EMAIL_FROM when absent. */
+  from?: string;
   /** "otp" for account emails, "workflow" for OUTPUT node emails. */
   kind: "otp" | "workflow";
   idempotencyKey?: string;

@@ -67,6 +67,7 @@ function openLegacy(token: string): string | null {
   return Buffer.from(payload, "base64url").toString("utf8");
 }
 
-export function unsubscribeUrl(accountId: string, email: string): string {
-  return `${getConfig().appUrl.replace(/\/+$/, "")}/api/unsubscribe/${unsubscribeToken(accountId, email)}`;
+/** `appUrl`: the base the run's emails are built with (NodeRuntime.emailIdentity); this instance's APP_URL otherwise. */
+export function unsubscribeUrl(accountId: string, email: string, appUrl = getConfig().appUrl): string {
+  return `${appUrl.replace(/\/+$/, "")}/api/unsubscribe/${unsubscribeToken(accountId, email)}`;
 }

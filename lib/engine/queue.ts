@@ -3,6 +3,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import { namedUploadsJson } from "@/db/queries/upload-rows";
 import type { Graph } from "@/lib/graph/schema";
+import { getConfig } from "@/lib/config";
 import { EXECUTOR_GONE, executorKey } from "./executor-lock";
 import { startRowsCtes } from "./node-store";
 import { RUN_COLUMNS, runFromRow, type RunInfo, type RunRow } from "./runtime";
@@ -74,7 +75,7 @@ function claimUpdate(workflowId: string, returning: SQL, options: { finishing?: 
   // `finishing`: a run of the workflow that the same statement moves out of RUNNING (claim-ahead, below).
   const others = options.finishing ? sql` and x.id <> ${options.finishing}` : sql``;
   return sql`update runs set status = 'RUNNING', started_at = coalesce(started_at, now()), heartbeat_at = now(),
-            executor_key = ${executorKey()}
+            executor_key = ${executorKey()}, email_identity = ${emailIdentitySql()}
           where id = (
             select r.id from runs r
             where r.workflow_id = ${workflowId} and r.status = 'PENDING'
@@ -133,6 +134,16 @@ function goneCte(workflowId: string): SQL {
       and exists (select 1 from workflows w where w.id = ${workflowId} and w.deleted_at is not null)
     returning id
   )`;
+}
+
+/**
+ * What a claimed run's emails are built with: kept once set; a retry takes its chain's first run's; otherwise this
+ * instance's APP_URL and EMAIL_FROM.
+ */
+function emailIdentitySql(): SQL {
+  const config = getConfig();
+  const own = JSON.stringify({ appUrl: config.appUrl, from: config.emailFrom });
+  return sql`coalesce(runs.email_identity, (select root.email_identity from runs root where root.id = runs.chain_root_id), ${own}::jsonb)`;
 }
 
 async function claim<Extra = object>(

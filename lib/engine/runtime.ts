@@ -20,11 +20,15 @@ export type RunInfo = {
   triggerBody?: unknown;
   /** The W3C trace context of the request that enqueued the run: its spans are that trace's children. */
   traceparent?: string | null;
+  /** The APP_URL and EMAIL_FROM its emails are built with, fixed when the run was first claimed (null before). */
+  emailIdentity?: EmailIdentity | null;
 };
+
+export type EmailIdentity = { appUrl: string; from: string };
 
 /** The columns of `runs` a run's snapshot is read from (by the claim and by loadRun): see runFromRow. */
 export const RUN_COLUMNS =
-  "id, workflow_id, account_id, graph, workflow_version, mode, trigger, until_node_id, coalesce(chain_root_id, id) as ledger_run_id, trigger_body, traceparent";
+  "id, workflow_id, account_id, graph, workflow_version, mode, trigger, until_node_id, coalesce(chain_root_id, id) as ledger_run_id, trigger_body, traceparent, email_identity";
 
 export type RunRow = {
   id: string;
@@ -38,6 +42,7 @@ export type RunRow = {
   ledger_run_id?: string;
   trigger_body?: unknown;
   traceparent?: string | null;
+  email_identity?: EmailIdentity | string | null;
 };
 
 /** A run's snapshot from a row selected with RUN_COLUMNS. */
@@ -54,6 +59,7 @@ export function runFromRow(row: RunRow): RunInfo & { version: number } {
     ledgerRunId: row.ledger_run_id,
     triggerBody: row.trigger_body ?? undefined,
     traceparent: row.traceparent ?? null,
+    emailIdentity: typeof row.email_identity === "string" ? (JSON.parse(row.email_identity) as EmailIdentity) : (row.email_identity ?? null),
   };
 }
 
@@ -92,6 +98,7 @@ export async function buildRuntime(
     trigger: run.trigger ?? "manual",
     ledgerRunId: run.ledgerRunId ?? run.runId,
     triggerBody: run.triggerBody,
+    emailIdentity: run.emailIdentity ?? undefined,
     nodeState: (id) => states.get(id),
     nodeOutputs: () => nodeOutputs,
     templateContext: (field, item) => ({

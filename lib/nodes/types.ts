@@ -23,6 +23,12 @@ export type NodeRuntime = {
   ledgerRunId: string;
   /** An inbound hook's JSON body (TRIGGER output `{ body }`); undefined for other triggers. */
   triggerBody: unknown;
+  /**
+   * The APP_URL and sender the run's emails are built with, fixed when the run was first claimed: an instance with
+   * other settings that resumes the run sends the same bytes under the same idempotency keys. Undefined: this
+   * instance's settings.
+   */
+  emailIdentity?: { appUrl: string; from: string };
   /** Status and (for SUCCESS) output of the nodes this node's data names. */
   nodeState(id: string): NodeState | undefined;
   /** Outputs of SUCCESS nodes, keyed by id (the `nodes` scope of expressions). */

@@ -95,6 +95,8 @@ async function main(): Promise<void> {
   try {
     await call(server.url, token, "GET", "/api/health");
     await call(server.url, token, "GET", `/api/workflows/runs/${storedRun}/nodes/out/emails?limit=1`);
+    // Once unmeasured: the first AI call of a process loads the AI SDK's modules, which is not the answer's doing.
+    await waitFinal(server.url, token, (await call(server.url, token, "POST", `/api/workflows/${aiWorkflow}/run`)).body.runId, 120_000);
     const baseline = treeRss(server.pid);
     console.log(`load before: ${loadAverage()}; server RSS before: ${mb(baseline)} MB`);
     const check = (label: string, figures: Awaited<ReturnType<ReturnType<typeof watch>["stop"]>>) => {

@@ -164,7 +164,7 @@ async function sendRange(
       if (typeof again === "string") throw new NodeError(`Cannot render the email for item ${i}: ${again}.`);
       email = again;
     }
-    if (!transactional && email.unsubscribeUrl === undefined) email.unsubscribeUrl = unsubscribeUrl(rt.accountId, email.to);
+    if (!transactional && email.unsubscribeUrl === undefined) email.unsubscribeUrl = unsubscribeUrl(rt.accountId, email.to, rt.emailIdentity?.appUrl);
     return email;
   });
   const context = (slotAt?: number) => sendContext(rt, key, resolved, read.startedAtMs, slotAt);
@@ -183,6 +183,8 @@ async function sendRange(
       text: e.text ?? (e.html !== undefined ? plainTextOf(e.html) : undefined),
       html: e.html,
       kind: "workflow" as const,
+      // The run's sender, not this instance's: a resumed batch must be byte for byte the one first sent.
+      ...(rt.emailIdentity ? { from: rt.emailIdentity.from } : {}),
       headers: unsubscribeHeaders(e.unsubscribeUrl),
       idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
       ...(e.replyTo ? { replyTo: e.replyTo } : {}),

@@ -116,7 +116,7 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
           return `item ${itemIndex}: "replyTo" rendered as ${JSON.stringify(replyTo.slice(0, 80))}, which is not one valid email address`;
         }
       }
-      if (urlAlways || urlInBody) unsubscribe = unsubscribeUrl(rt.accountId, to);
+      if (urlAlways || urlInBody) unsubscribe = unsubscribeUrl(rt.accountId, to, rt.emailIdentity?.appUrl);
       ctx.field = "body";
       ctx.unsubscribeUrl = unsubscribe;
       body = markdown ? markdownToHtml(renderTemplateString(data.body, ctx, { escape: escapeMarkdownValue })) : renderTemplateString(data.body, ctx, { html });

@@ -1,6 +1,6 @@
 import "server-only";
 import { sql } from "drizzle-orm";
-import { execRows, getDb } from "@/db/client";
+import { execRows, getDb, type Db } from "@/db/client";
 import type { EmailSendStatus } from "@/db/schema";
 import { AppError, notFound } from "@/lib/http/errors";
 
@@ -8,8 +8,46 @@ const STATUSES: EmailSendStatus[] = ["pending", "sent", "suppressed", "duplicate
 
 type EmailRow = {
   item_index: number; to: string; subject: string; status: EmailSendStatus; provider_message_id: string | null;
-  sent_at: string | Date | null; error: string | null; body: string | null; format: "text" | "html" | null;
+  sent_at: string | Date | null; error: string | null; body: string | null; format: "text" | "html" | null; size: number;
 };
+
+/** Rows are read in chunks that grow (50, 200, 800…): a page of large bodies stops after its first chunk. */
+const FIRST_CHUNK_ROWS = 50;
+
+/**
+ * One page's rows within MAX_EMAILS_PAGE_BYTES. Each chunk's rows are sized in the database first (octet_length
+ * reads no body into this process) and only those within the bytes left are read whole; the page ends at the first
+ * chunk cut short (by bytes, or by the end of the rows). The first row is always read.
+ */
+async function pageRows(db: Db, ledger: string, nodeId: string, query: { status?: EmailSendStatus; offset: number; limit: number }): Promise<EmailRow[]> {
+  const rows: EmailRow[] = [];
+  let left = MAX_EMAILS_PAGE_BYTES;
+  let chunk = FIRST_CHUNK_ROWS;
+  while (rows.length < query.limit) {
+    const take = Math.min(chunk, query.limit - rows.length);
+    const got = await execRows<EmailRow>(
+      db,
+      sql`with page as (
+            select item_index, octet_length("to") + octet_length(subject) + coalesce(octet_length(error), 0)
+                     + coalesce(octet_length(body), 0) + ${ROW_OVERHEAD_BYTES} as size
+            from email_sends where run_id = ${ledger} and node_id = ${nodeId}
+            ${query.status ? sql`and status = ${query.status}` : sql``}
+            order by item_index offset ${query.offset + rows.length} limit ${take}
+          ), sized as (
+            select item_index, size, sum(size) over (order by item_index) as running from page
+          )
+          select e.item_index, e."to", e.subject, e.status, e.provider_message_id, e.sent_at, e.error, e.body, e.format, s.size::int as size
+          from sized s join email_sends e on e.run_id = ${ledger} and e.node_id = ${nodeId} and e.item_index = s.item_index
+          where s.running <= ${left} or (${rows.length === 0} and s.running = s.size)
+          order by e.item_index`,
+    );
+    rows.push(...got);
+    left -= got.reduce((sum, row) => sum + Number(row.size), 0);
+    if (got.length < take) break;
+    chunk *= 4;
+  }
+  return rows;
+}
 
 /**
  * The most one page carries (subjects, errors and preview bodies, in bytes): a preview body may be 256 KiB, and a
@@ -45,24 +83,7 @@ export async function listRunEmails(
       db,
       sql`select status, count(*)::int as n from email_sends where run_id = ${ledger} and node_id = ${nodeId} group by status`,
     ),
-    // The page's rows are sized first (octet_length reads no body into this process), and only those within
-    // MAX_EMAILS_PAGE_BYTES are read whole.
-    execRows<EmailRow>(
-      db,
-      sql`with page as (
-            select item_index, octet_length("to") + octet_length(subject) + coalesce(octet_length(error), 0)
-                     + coalesce(octet_length(body), 0) + ${ROW_OVERHEAD_BYTES} as size
-            from email_sends where run_id = ${ledger} and node_id = ${nodeId}
-            ${query.status ? sql`and status = ${query.status}` : sql``}
-            order by item_index offset ${query.offset} limit ${query.limit}
-          ), sized as (
-            select item_index, size, sum(size) over (order by item_index) as running from page
-          )
-          select e.item_index, e."to", e.subject, e.status, e.provider_message_id, e.sent_at, e.error, e.body, e.format
-          from sized s join email_sends e on e.run_id = ${ledger} and e.node_id = ${nodeId} and e.item_index = s.item_index
-          where s.running <= ${MAX_EMAILS_PAGE_BYTES} or s.running = s.size
-          order by e.item_index`,
-    ),
+    pageRows(db, ledger, nodeId, query),
   ]);
   const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<EmailSendStatus, number>;
   for (const row of countRows) counts[row.status] = Number(row.n);
