@@ -13,7 +13,8 @@ RUN npm ci --no-audit --no-fund
 FROM deps AS build
 ENV NEXT_TELEMETRY_DISABLED=1
 COPY . .
-RUN npm run build && npm run build:worker
+# The build reads the configuration once without runtime secrets; this placeholder is never used at run time.
+RUN AUTH_SECRET=build-time-placeholder-not-used-at-runtime npm run build && npm run build:worker
 
 # 3. Production dependencies only: the worker and migration bundles load their packages from node_modules.
 FROM node:22-bookworm-slim AS prod-deps

@@ -60,5 +60,7 @@ PIDS=()
 node .ci/check-json-logs.mjs "$LOGS/migrate.log" "$LOGS/web.out" "$LOGS/web.err" "$LOGS/worker.out" "$LOGS/worker.err" || rc=$?
 if [ "$rc" != 0 ]; then
   for f in "$LOGS"/*; do echo "== $f"; tail -n 40 "$f"; done
+else
+  rm -rf "$APP"
 fi
 exit "$rc"

@@ -73,10 +73,17 @@ describe("a run's spans in its caller's trace, executed by a worker process", ()
       return row.status === "SUCCESS";
     }, 120_000);
     await waitFor("the run's webhook", () => receiver.received.length > 0, 60_000);
+    // Recorded as delivered: its attempt (and the span around it) has ended before the worker is stopped.
+    await waitFor("the webhook delivery to be recorded", async () => {
+      const [row] = await execRows<{ status: string }>(await getDb(), sql`select status from webhook_deliveries where run_id = ${runId}`);
+      return row?.status === "succeeded";
+    }, 60_000);
+    // The worker exports every second while it runs.
+    await waitFor("the run's spans at the receiver", () =>
+      ["run", "webhook.deliver"].every((name) => otlp.spans.some((s) => s.traceId === traceId && s.name === name)), 30_000);
     // SIGTERM: the worker hands back, flushes its spans and exits.
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(143);
-    await waitFor("the run span", () => otlp.spans.some((s) => s.name === "run" && s.attributes["flowmail.run.id"] === runId), 30_000);
 
     const inTrace = otlp.spans.filter((s) => s.traceId === traceId);
     const run = inTrace.find((s) => s.name === "run")!;

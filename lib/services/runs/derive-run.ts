@@ -6,6 +6,7 @@ import { wakeAfterResponse } from "@/lib/engine/wake";
 import type { GraphNode } from "@/lib/graph/schema";
 import { AppError, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";
+import { currentTraceparent } from "@/lib/observability/trace-context";
 
 /** What the caller sees of the run it derives from, to decide whether deriving is allowed. */
 export type SourceRun = {
@@ -115,9 +116,9 @@ async function deriveIn(db: Db, options: DeriveRunOptions): Promise<DerivedRun> 
   const [inserted] = await execRows<{ enqueued_at: string | Date }>(
     db,
     sql`insert into runs (id, workflow_id, account_id, workflow_version, graph, trigger, mode, until_node_id, trigger_body,
-                          ${sql.raw(link)}, chain_root_id)
+                          ${sql.raw(link)}, chain_root_id, traceparent)
         select ${id}, r.workflow_id, r.account_id, r.workflow_version, r.graph, ${options.trigger}, ${mode},
-               case when ${mode} = 'preview' then r.until_node_id end, r.trigger_body, r.id, ${chainRoot}
+               case when ${mode} = 'preview' then r.until_node_id end, r.trigger_body, r.id, ${chainRoot}, ${currentTraceparent()}
         from runs r where r.id = ${source.id}
         returning enqueued_at`,
   );
