@@ -23,7 +23,7 @@ async function main() {
   const { enqueueRun } = await import("@/lib/services/runs/enqueue-run");
   const { getRun } = await import("@/lib/services/runs/get-run");
   const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/embedded-executor");
-  const { startFakeOpenAI, fakeTokens } = await import("@/test/support/fake-openai");
+  const { startFakeOpenAI, fakeTokens, COMPLETION_TOKENS } = await import("@/test/support/fake-openai");
 
   const ai = await startFakeOpenAI();
   ai.limit({ requestsPerWindow: RPM, tokensPerWindow: TPM, windowMs: 60_000 });
@@ -66,8 +66,9 @@ async function main() {
   await stopEmbeddedExecutor();
 
   const answered = ai.requests.length - ai.stats.rateLimited;
-  const promptTokens = ai.requests.reduce((sum, r) => sum + fakeTokens(r), 0) * (answered / Math.max(1, ai.requests.length));
-  const floorS = Math.max((answered / RPM) * 60, (promptTokens / TPM) * 60);
+  // The fake's token limit counts each answered request's prompt and answer.
+  const tokens = ai.requests.reduce((sum, r) => sum + fakeTokens(r) + COMPLETION_TOKENS, 0) * (answered / Math.max(1, ai.requests.length));
+  const floorS = Math.max((answered / RPM) * 60, (tokens / TPM) * 60);
   const share429 = ai.stats.rateLimited / Math.max(1, ai.requests.length);
   const load = os.loadavg().map((l) => l.toFixed(2)).join(" ");
   console.log(`ai-pacing (${driver}): ${answered} items in 2 runs sharing one key (${statuses.join(", ")}), RPM ${RPM}, TPM ${TPM}, maxConcurrency ${CONCURRENCY}`);
