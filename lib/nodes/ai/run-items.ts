@@ -126,19 +126,21 @@ async function askItem(
   let last: ModelFailure | undefined;
   for (let attempt = 0; ; attempt++) {
     if (opts.halted()) return aborted;
-    const cap = capReached(rt, caps, prep.prices, inputEstimate);
-    if (cap !== null) return { ok: false, kind: "cap", cap };
     const leave = await enter(ctx.limiterKey, ctx.limits.maxConcurrency);
     let answer: ModelAnswer | ModelFailure;
     let feedback: ReturnType<typeof readRateHeaders>;
     try {
       if (opts.halted()) return aborted;
-      const slot = await limiter.acquire(ctx.limiterKey, ctx.limits, estimate, { deadline: opts.deadline, halted: opts.halted });
-      if (slot.kind === "stopped") return aborted;
-      if (slot.kind === "deadline") return { ok: false, kind: "budget", message: last?.message ?? "the provider's rate limit allowed no call in time" };
-      // The call's input is counted against the caps while it runs (calls in flight overshoot a cap by their output only).
+      // Checked and reserved together, right before the call: the call's input is counted against the caps while it
+      // runs, so calls in flight overshoot a cap by their output only.
+      const cap = capReached(rt, caps, prep.prices, inputEstimate);
+      if (cap !== null) return { ok: false, kind: "cap", cap };
       const reserved = costOf(prep.prices, inputEstimate, 0);
       addSpend(rt, reserved);
+      const slot = await limiter.acquire(ctx.limiterKey, ctx.limits, estimate, { deadline: opts.deadline, halted: opts.halted });
+      if (slot.kind !== "ok") addSpend(rt, reserved === null ? null : -reserved);
+      if (slot.kind === "stopped") return aborted;
+      if (slot.kind === "deadline") return { ok: false, kind: "budget", message: last?.message ?? "the provider's rate limit allowed no call in time" };
       // callModel never throws for a provider's answer; a lease left by anything else expires with the call timeout.
       answer = await callModel({ settings: prep.settings, modelId: prep.modelId, system, prompt, temperature: data.temperature, outputs: data.output, signal: opts.signal });
       addSpend(rt, reserved === null ? null : -reserved);
