@@ -23,6 +23,11 @@ export const aiLimiterPolicy = {
   pollMs: 50,
   /** Jitter added to a shared hold, so waiting calls do not all start in the same millisecond. */
   holdJitterMs: 100,
+  /**
+   * How far the schedule may lag behind now: slots left unused for up to this long (callers busy elsewhere) may still
+   * be taken, in a short burst, instead of being lost for good. A provider's own bucket allows at least this much.
+   */
+  burstMs: 1000,
 };
 
 const seeded = new Set<string>();
@@ -56,6 +61,7 @@ export async function acquireAiCall(
   const margin = aiLimiterPolicy.marginFactor;
   const requestSecs = limits.requestsPerMinute ? (60 * margin) / limits.requestsPerMinute : 0;
   const tokenSecs = limits.tokensPerMinute ? (60 * margin * tokens) / limits.tokensPerMinute : 0;
+  const burstSecs = aiLimiterPolicy.burstMs / 1000;
   for (;;) {
     if (opts.halted()) return { kind: "stopped" };
     const [row] = await execRows<{ slot: number | null; wait_ms: number | string | null }>(
@@ -68,8 +74,8 @@ export async function acquireAiCall(
             returning slot
           ), paced as (
             update ai_pacing p set
-              next_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp()) + make_interval(secs => ${requestSecs}::float8),
-              token_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp()) + make_interval(secs => ${tokenSecs}::float8),
+              next_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp() - make_interval(secs => ${burstSecs}::float8)) + make_interval(secs => ${requestSecs}::float8),
+              token_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp() - make_interval(secs => ${burstSecs}::float8)) + make_interval(secs => ${tokenSecs}::float8),
               updated_at = now()
             where p.key = ${key} and exists (select 1 from lease)
             returning p.next_at - make_interval(secs => ${requestSecs}::float8) as start_at

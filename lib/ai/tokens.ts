@@ -7,7 +7,7 @@ import { outputSchema, type DeclaredOutput } from "./output-schema";
  * characters a token for the request, and a small allowance per declared output for the answer.
  */
 export function approxCallTokens(system: string | undefined, prompt: string, outputs: DeclaredOutput[]): number {
-  return approxTokens((system ?? "") + prompt) + 16 + outputs.length * 24;
+  return approxTokens((system ?? "") + prompt) + 8 + outputs.length * 12;
 }
 
 export function approxTokens(text: string): number {

@@ -124,14 +124,22 @@ describe("AI forEach", () => {
     const before = ai.requests.length;
     for (let i = 0; i < 400 && ai.requests.length === before; i++) await new Promise((r) => setTimeout(r, 25));
     expect(ai.requests.length).toBeGreaterThan(before);
-    const running = (await getRun(token, res.body.runId)).body;
-    expect(running.nodes.ai).toMatchObject({ status: "RUNNING", progress: { done: 0, total: 3 } });
-    expect((await cancel(token, res.body.runId)).status).toBe(202);
-    await executor.idle();
-    const run = (await getRun(token, res.body.runId)).body;
-    expect(run.status).toBe("FAILED");
-    expect(run.error).toBe("Cancelled");
-    expect(run.nodes.ai.status).not.toBe("FAILED");
-    ai.hangNext(0);
+    try {
+      // The node's RUNNING row may be written a moment after its first call left (the store batches writes).
+      let running = (await getRun(token, res.body.runId)).body;
+      for (let i = 0; i < 200 && running.nodes.ai.status !== "RUNNING"; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        running = (await getRun(token, res.body.runId)).body;
+      }
+      expect(running.nodes.ai).toMatchObject({ status: "RUNNING", progress: { done: 0, total: 3 } });
+      expect((await cancel(token, res.body.runId)).status).toBe(202);
+      await executor.idle();
+      const run = (await getRun(token, res.body.runId)).body;
+      expect(run.status).toBe("FAILED");
+      expect(run.error).toBe("Cancelled");
+      expect(run.nodes.ai.status).not.toBe("FAILED");
+    } finally {
+      ai.hangNext(0);
+    }
   });
 });

@@ -43,6 +43,9 @@ export type FakeOpenAI = {
   close(): Promise<void>;
 };
 
+/** Tokens of every answer of the fake (its usage and its token limit count them). */
+export const COMPLETION_TOKENS = 10;
+
 /** The user message of a request (the rendered prompt). */
 export function prompt(req: ChatRequest): string {
   return req.messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("\n");
@@ -140,9 +143,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         return;
       }
       const tokens = fakeTokens(body);
-      if (!admit(tokens)) {
+      // Like OpenAI, the token limit counts the answer too (this fake's answers are 10 tokens).
+      if (!admit(tokens + COMPLETION_TOKENS)) {
         stats.rateLimited++;
-        const resetMs = waitFor(tokens);
+        const resetMs = waitFor(tokens + COMPLETION_TOKENS);
         res
           .writeHead(429, { "content-type": "application/json", ...limitHeaders(), "retry-after-ms": String(resetMs) })
           .end(JSON.stringify({ error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } }));
@@ -170,7 +174,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
           created: Math.floor(Date.now() / 1000),
           model: body.model,
           choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-          usage: { prompt_tokens: limits ? tokens : 10, completion_tokens: 10, total_tokens: (limits ? tokens : 10) + 10 },
+          usage: { prompt_tokens: limits ? tokens : 10, completion_tokens: COMPLETION_TOKENS, total_tokens: (limits ? tokens : 10) + COMPLETION_TOKENS },
         }),
       );
       if (delay > 0) setTimeout(send, delay);

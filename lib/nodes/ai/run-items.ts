@@ -17,6 +17,9 @@ import { addSpend, capReached, capsOf, capSentence, loadTally } from "./spend";
  */
 export const aiItemPolicy = { backoffMs: 500, maxBackoffMs: 30_000, budgetMs: undefined as number | undefined, cancelGraceMs: 2_000, stopCheckMs: 500 };
 
+const LANES_PER_CALL = 3;
+const MAX_LANES = 96;
+
 /** Calls in flight per provider key in this process (the shared limiter bounds them across processes). */
 const inFlight = new Map<string, { active: number; waiting: (() => void)[] }>();
 
@@ -75,21 +78,18 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
     const lane = async () => {
       while (next < pending.length && !halted()) {
         const index = pending[next++];
-        const release = await enter(ctx.limiterKey, ctx.limits.maxConcurrency);
-        try {
-          if (halted()) return;
-          const outcome = await askItem(rt, prep, node, index, ctx, { deadline, signal: controller.signal, halted });
-          const error = await settle(rt, node, prep, index, outcome, ctx.budgetMinutes);
-          if (error && !failure) {
-            failure = error;
-            nodeFailed.set(rt, true);
-          }
-        } finally {
-          release();
+        const outcome = await askItem(rt, prep, node, index, ctx, { deadline, signal: controller.signal, halted });
+        const error = await settle(rt, node, prep, index, outcome, ctx.budgetMinutes);
+        if (error && !failure) {
+          failure = error;
+          nodeFailed.set(rt, true);
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(ctx.limits.maxConcurrency, pending.length) }, lane));
+    // More lanes than calls in flight: a lane spends much of an item in the ledger's statements, outside the call;
+    // the gate (and the shared limiter's leases) bound the calls themselves to maxConcurrency.
+    const lanes = Math.min(pending.length, ctx.limits.maxConcurrency * LANES_PER_CALL, MAX_LANES);
+    await Promise.all(Array.from({ length: lanes }, lane));
   } finally {
     clearInterval(watcher);
   }
@@ -126,23 +126,33 @@ async function askItem(
   let last: ModelFailure | undefined;
   for (let attempt = 0; ; attempt++) {
     if (opts.halted()) return aborted;
-    const cap = capReached(rt, caps, prep.prices, inputEstimate);
-    if (cap !== null) return { ok: false, kind: "cap", cap };
-    const slot = await limiter.acquire(ctx.limiterKey, ctx.limits, estimate, { deadline: opts.deadline, halted: opts.halted });
-    if (slot.kind === "stopped") return aborted;
-    if (slot.kind === "deadline") return { ok: false, kind: "budget", message: last?.message ?? "the provider's rate limit allowed no call in time" };
-    // The call's input is counted against the caps while it runs (calls in flight overshoot a cap by their output only).
-    const reserved = costOf(prep.prices, inputEstimate, 0);
-    addSpend(rt, reserved);
-    // callModel never throws for a provider's answer; a lease left by anything else expires with the call timeout.
-    const answer = await callModel({ settings: prep.settings, modelId: prep.modelId, system, prompt, temperature: data.temperature, outputs: data.output, signal: opts.signal });
-    addSpend(rt, reserved === null ? null : -reserved);
-    const used = answer.usage;
-    const feedback = readRateHeaders(answer.headers, answer.ok ? 200 : answer.status);
-    await limiter.release(ctx.limiterKey, slot.slot, ctx.limits, {
-      tokenDelta: used ? used.inputTokens + used.outputTokens - estimate : -estimate,
-      ...feedback,
-    });
+    const leave = await enter(ctx.limiterKey, ctx.limits.maxConcurrency);
+    let answer: ModelAnswer | ModelFailure;
+    let feedback: ReturnType<typeof readRateHeaders>;
+    try {
+      if (opts.halted()) return aborted;
+      // Checked and reserved together, right before the call: the call's input is counted against the caps while it
+      // runs, so calls in flight overshoot a cap by their output only.
+      const cap = capReached(rt, caps, prep.prices, inputEstimate);
+      if (cap !== null) return { ok: false, kind: "cap", cap };
+      const reserved = costOf(prep.prices, inputEstimate, 0);
+      addSpend(rt, reserved);
+      const slot = await limiter.acquire(ctx.limiterKey, ctx.limits, estimate, { deadline: opts.deadline, halted: opts.halted });
+      if (slot.kind !== "ok") addSpend(rt, reserved === null ? null : -reserved);
+      if (slot.kind === "stopped") return aborted;
+      if (slot.kind === "deadline") return { ok: false, kind: "budget", message: last?.message ?? "the provider's rate limit allowed no call in time" };
+      // callModel never throws for a provider's answer; a lease left by anything else expires with the call timeout.
+      answer = await callModel({ settings: prep.settings, modelId: prep.modelId, system, prompt, temperature: data.temperature, outputs: data.output, signal: opts.signal });
+      addSpend(rt, reserved === null ? null : -reserved);
+      const used = answer.usage;
+      feedback = readRateHeaders(answer.headers, answer.ok ? 200 : answer.status);
+      await limiter.release(ctx.limiterKey, slot.slot, ctx.limits, {
+        tokenDelta: used ? used.inputTokens + used.outputTokens - estimate : -estimate,
+        ...feedback,
+      });
+    } finally {
+      leave();
+    }
     if (answer.ok || answer.kind !== "transient") return answer;
     last = answer;
     const wait = feedback.holdMs ? 0 : backoff(attempt);
