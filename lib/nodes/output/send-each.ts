@@ -10,10 +10,11 @@ import { retryPolicy, type SendContext } from "./send-with-retry";
  * sender's shared limiter, each recorded `sending` before its call and `sent` after — so that a crash while calls are
  * under way leaves those emails `sending`, which the next attempt turns `unknown` instead of sending them twice.
  *
- * The batch goes in groups (about a fifth of a second of the sender's rate, 1–25 emails): one statement marks a
- * group `sending` and takes its send slots, its emails go at their slots (concurrently, through the transport's
+ * The batch goes in groups (about a fifth of a second of the sender's rate, 1–5 emails): one statement marks a
+ * group `sending`, one takes its send slots, its emails go at their slots (concurrently, through the transport's
  * connection pool), one statement marks what came back. At most two groups are under way, so the next group's
- * statements overlap the current group's calls.
+ * statements overlap the current group's calls; and at most SENDING_PER_SENDER emails of a sender are `sending` in a
+ * process at once, across its runs and batch lanes.
  *
  * Answers per email: throttling (SMTP 421/45x, SES Throttling) and connection failures hold the sender's limiter and
  * are tried again while the send budget lasts — never dropped; a permanent refusal of the email marks it `failed`
@@ -29,6 +30,38 @@ type Outcome = { itemIndex: number } & ({ kind: "sent"; id: string } | { kind: "
 const MAX_GROUP = 25;
 /** Groups under way at once. */
 const GROUPS_IN_FLIGHT = 2;
+/**
+ * Emails of one sender `sending` at once in this process, whatever the number of runs and batch lanes sending through
+ * it: about two per connection of the transport's pool, so the emails a crash leaves `unknown` are those really under
+ * way, not a queue of them waiting for a connection.
+ */
+export const SENDING_PER_SENDER = 10;
+
+/** A counting semaphore: `take(n)` waits (first come, first served) until n permits are free. */
+class Permits {
+  private free: number;
+  private readonly waiting: { n: number; go: () => void }[] = [];
+  constructor(readonly size: number) {
+    this.free = size;
+  }
+  take(n: number): Promise<void> {
+    if (this.waiting.length === 0 && this.free >= n) {
+      this.free -= n;
+      return Promise.resolve();
+    }
+    return new Promise((go) => this.waiting.push({ n, go }));
+  }
+  give(n = 1): void {
+    this.free += n;
+    while (this.waiting.length > 0 && this.free >= this.waiting[0].n) {
+      const next = this.waiting.shift()!;
+      this.free -= next.n;
+      next.go();
+    }
+  }
+}
+
+const permitsOf = new WeakMap<object, Permits>();
 
 export async function sendEach(
   resolved: ResolvedSender,
@@ -42,7 +75,9 @@ export async function sendEach(
   const { sender } = resolved;
   const pacingKey = sender.pacingKey!;
   const state: { fatal?: unknown; stopped: boolean } = { stopped: false };
-  const size = Math.max(1, Math.min(MAX_GROUP, Math.round(ctx.ratePerSecond / 5)));
+  let permits = permitsOf.get(sender);
+  if (!permits) permitsOf.set(sender, (permits = new Permits(SENDING_PER_SENDER)));
+  const size = Math.max(1, Math.min(MAX_GROUP, permits.size / 2, Math.round(ctx.ratePerSecond / 5)));
   const running: Promise<void>[] = [];
 
   const settleGroup = async (outcomes: Outcome[]) => {
@@ -94,11 +129,13 @@ export async function sendEach(
   const runGroup = async (group: EachEmail[], firstSlotAt: number, spacingMs: number) => {
     const outcomes = await Promise.all(
       group.map((item, k) =>
-        sendOne(item, firstSlotAt + k * spacingMs).catch((error: unknown) => {
-          state.fatal ??= error;
-          // A fatal answer came to this email's call: it was not delivered.
-          return { itemIndex: item.itemIndex, kind: "unsent" } as Outcome;
-        }),
+        sendOne(item, firstSlotAt + k * spacingMs)
+          .catch((error: unknown) => {
+            state.fatal ??= error;
+            // A fatal answer came to this email's call: it was not delivered.
+            return { itemIndex: item.itemIndex, kind: "unsent" } as Outcome;
+          })
+          .finally(() => permits.give()),
       ),
     );
     await settleGroup(outcomes).catch((error: unknown) => {
@@ -106,23 +143,42 @@ export async function sendEach(
     });
   };
 
+  /** Takes the group's quota, permits, `sending` marks and send slots; answers its calls under way (or nothing to send). */
+  const startGroup = async (group: EachEmail[]): Promise<{ run: Promise<void> } | undefined> => {
+    if (resolved.dailyQuota !== undefined && rt.ports.senders?.takeDaily) {
+      if (!(await rt.ports.senders.takeDaily(pacingKey, resolved.dailyQuota, group.length))) {
+        throw new NodeError(await ctx.quotaSentence("daily"));
+      }
+    }
+    await permits.take(group.length);
+    let going: EachEmail[] = [];
+    try {
+      const claimed = new Set(await each.begin(key, group.map((e) => e.itemIndex)));
+      going = group.filter((e) => claimed.has(e.itemIndex));
+      permits.give(group.length - going.length);
+      if (going.length === 0) return undefined;
+      const slots = ctx.pacing.reserve
+        ? await ctx.pacing.reserve(pacingKey, ctx.ratePerSecond, going.length)
+        : { waitMs: 0, spacingMs: 1000 / ctx.ratePerSecond };
+      // Wrapped: an async function's returned promise would be awaited, and the next group would not overlap this one.
+      return { run: runGroup(going, Date.now() + slots.waitMs, slots.spacingMs) };
+    } catch (error) {
+      // Nothing of the group was called: its permits back, its rows pending again (if the database lets us).
+      permits.give(going.length === 0 ? group.length : going.length);
+      if (going.length > 0) await each.settle(key, [], going.map((e) => e.itemIndex)).catch(() => undefined);
+      throw error;
+    }
+  };
+
   for (let start = 0; start < emails.length; start += size) {
     if (state.fatal !== undefined || state.stopped) break;
     const group = emails.slice(start, start + size);
-    if (resolved.dailyQuota !== undefined && rt.ports.senders?.takeDaily) {
-      if (!(await rt.ports.senders.takeDaily(pacingKey, resolved.dailyQuota, group.length))) {
-        state.fatal = new NodeError(await ctx.quotaSentence("daily"));
-        break;
-      }
-    }
-    const claimed = new Set(await each.begin(key, group.map((e) => e.itemIndex)));
-    const going = group.filter((e) => claimed.has(e.itemIndex));
-    if (going.length === 0) continue;
-    const slots = ctx.pacing.reserve
-      ? await ctx.pacing.reserve(pacingKey, ctx.ratePerSecond, going.length)
-      : { waitMs: 0, spacingMs: 1000 / ctx.ratePerSecond };
-    const firstSlotAt = Date.now() + slots.waitMs;
-    running.push(runGroup(going, firstSlotAt, slots.spacingMs));
+    // A failure here (the database) stops the loop; the groups under way finish and settle first.
+    const started = await startGroup(group).catch((error: unknown) => {
+      state.fatal ??= error;
+      return undefined;
+    });
+    if (started) running.push(started.run);
     // The next group's statements overlap this group's calls; its first slot follows this group's last.
     if (running.length >= GROUPS_IN_FLIGHT) await running.shift();
   }
