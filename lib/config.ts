@@ -73,6 +73,7 @@ const envSchema = z.object({
   MAILBOX_RATE_PER_SECOND: positiveInt(0).optional(),
   RESEND_WEBHOOK_SECRET: optionalString,
   UPLOAD_MAX_BYTES: positiveInt(50 * 1024 * 1024),
+  UPLOAD_QUOTA_BYTES: positiveInt(1024 * 1024 * 1024),
   EXECUTOR_CONCURRENCY: positiveInt(32),
   RUN_OUTPUT_RETENTION_DAYS: nonNegativeInt(30),
   ALLOW_PRIVATE_NETWORK_TARGETS: boolish.optional(),
@@ -131,6 +132,8 @@ export type Config = {
   /** Svix signing secret of Resend's event webhook; unset: POST /api/integrations/resend/events answers 404. */
   resendWebhookSecret?: string;
   uploadMaxBytes: number;
+  /** Bytes of CSV uploads an account may keep, resumable uploads still receiving counted at their declared length. */
+  uploadQuotaBytes: number;
   /** Rows per CSV (uploads, tus, Drive): more answers 422 (issue 20, point 10). */
   uploadMaxRows: number;
   /** MAILBOX_ENABLED=true: the local mailbox may serve in production (a private demo only: anyone can read it). */
@@ -251,6 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     mailboxRatePerSecond: e.MAILBOX_RATE_PER_SECOND || undefined,
     resendWebhookSecret: e.RESEND_WEBHOOK_SECRET,
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+    uploadQuotaBytes: e.UPLOAD_QUOTA_BYTES,
     uploadMaxRows: e.UPLOAD_MAX_ROWS,
     mailboxEnabled: e.MAILBOX_ENABLED ?? false,
     trustProxy: e.TRUST_PROXY ?? false,

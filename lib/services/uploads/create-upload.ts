@@ -7,6 +7,7 @@ import { getConfig } from "@/lib/config";
 import { newId } from "@/lib/ids";
 import { receiveMultipartFile } from "./receive-multipart-file";
 import { sanitizeFilename } from "./sanitize-filename";
+import { assertStorageQuota } from "./storage-quota";
 import { toUploadView, type UploadView } from "./upload-view";
 
 /** Rows per stored chunk: big enough that 500k rows take ~100 inserts, small enough to page through cheaply. */
@@ -19,8 +20,16 @@ export const UPLOAD_CHUNK_ROWS = 5000;
 export async function createUpload(accountId: string, req: Request): Promise<UploadView> {
   const db = await getDb();
   const maxBytes = getConfig().uploadMaxBytes;
+  // Refused before reading when the declared size already cannot fit; checked again on the stored size, in the same
+  // transaction, so an upload past the quota leaves nothing behind.
+  const declared = Number(req.headers.get("content-length"));
+  await assertStorageQuota(db, accountId, Number.isFinite(declared) ? Math.max(0, Math.min(declared - 64 * 1024, maxBytes)) : 0);
   return receiveMultipartFile(req, { fieldName: "file", maxBytes }, (bytes, info) =>
-    db.transaction((tx) => storeCsv(tx, accountId, sanitizeFilename(info.filename), bytes)),
+    db.transaction(async (tx) => {
+      const view = await storeCsv(tx, accountId, sanitizeFilename(info.filename), bytes);
+      await assertStorageQuota(tx, accountId, 0);
+      return view;
+    }),
   );
 }
 

@@ -6,6 +6,7 @@ import { getDb } from "@/db/client";
 import { tusUploadPieces, tusUploads } from "@/db/schema";
 import { finishTusUpload, type TusRow } from "./finish-tus-upload";
 import { sanitizeFilename } from "./sanitize-filename";
+import { assertStorageQuota } from "./storage-quota";
 
 /** At most this many bytes per PATCH: under Vercel's 4.5 MB request body limit, with room for headers. */
 export const TUS_PIECE_MAX_BYTES = 4 * 1024 * 1024;
@@ -36,6 +37,7 @@ export class PgTusStore extends DataStore {
 
   override async create(upload: Upload): Promise<Upload> {
     const db = await getDb();
+    await assertStorageQuota(db, this.accountId, upload.size ?? 0);
     const metadata = upload.metadata ?? {};
     const createdAt = new Date(upload.creation_date ?? Date.now());
     [this.row] = await db
