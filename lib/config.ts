@@ -83,6 +83,7 @@ const envSchema = z.object({
   LOGIN_ADDRESS_FAILURE_LIMIT: positiveInt(50),
   REGISTRATION_ADDRESS_LIMIT: positiveInt(10),
   REGISTRATION_GLOBAL_LIMIT: positiveInt(200),
+  SCHEDULES_PER_ACCOUNT: positiveInt(20),
   UPLOAD_MAX_ROWS: positiveInt(1_000_000),
   VERCEL: optionalString,
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
@@ -149,6 +150,8 @@ export type Config = {
   registrationAddressLimit: number;
   /** Sign-ups per hour across all clients: a cap on code emails to strangers however many addresses send them. */
   registrationGlobalLimit: number;
+  /** Workflows with a schedule per account (each starts runs on its own). */
+  schedulesPerAccount: number;
   executorConcurrency: number;
   /** Node outputs and per-email records of runs finished longer ago are dropped (summaries stay); 0 keeps them. */
   runOutputRetentionDays: number;
@@ -265,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     loginAddressFailureLimit: e.LOGIN_ADDRESS_FAILURE_LIMIT,
     registrationAddressLimit: e.REGISTRATION_ADDRESS_LIMIT,
     registrationGlobalLimit: e.REGISTRATION_GLOBAL_LIMIT,
+    schedulesPerAccount: e.SCHEDULES_PER_ACCOUNT,
     executorConcurrency: e.EXECUTOR_CONCURRENCY,
     runOutputRetentionDays: e.RUN_OUTPUT_RETENTION_DAYS,
     allowPrivateNetworkTargets: e.ALLOW_PRIVATE_NETWORK_TARGETS ?? e.NODE_ENV !== "production",

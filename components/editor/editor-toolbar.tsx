@@ -52,16 +52,16 @@ export function Toolbar(props: {
       </span>
       {/* Below 768 px the editor is read-only: the editing buttons make way, so Preview and Run stay on screen. */}
       <div className="ml-auto flex flex-wrap items-center justify-end gap-1.5">
-        <Button variant="ghost" size="sm" className="hidden md:inline-flex" onClick={props.onUndo} disabled={!props.canUndo || props.readOnly} title="Undo (Ctrl+Z)" data-testid="undo">
+        <Button variant="ghost" size="sm" className="max-md:hidden" onClick={props.onUndo} disabled={!props.canUndo || props.readOnly} title="Undo (Ctrl+Z)" data-testid="undo">
           Undo
         </Button>
-        <Button variant="ghost" size="sm" className="hidden md:inline-flex" onClick={props.onRedo} disabled={!props.canRedo || props.readOnly} title="Redo (Ctrl+Shift+Z)" data-testid="redo">
+        <Button variant="ghost" size="sm" className="max-md:hidden" onClick={props.onRedo} disabled={!props.canRedo || props.readOnly} title="Redo (Ctrl+Shift+Z)" data-testid="redo">
           Redo
         </Button>
-        <Button variant="ghost" size="sm" className="hidden md:inline-flex" onClick={props.onLayout} disabled={props.readOnly} title="Arrange nodes automatically" data-testid="auto-layout">
+        <Button variant="ghost" size="sm" className="max-md:hidden" onClick={props.onLayout} disabled={props.readOnly} title="Arrange nodes automatically" data-testid="auto-layout">
           Tidy up
         </Button>
-        <Button variant="secondary" size="sm" className="hidden md:inline-flex" onClick={props.onSave} loading={props.saving} disabled={props.readOnly} title="Save (Ctrl+S)" data-testid="save">
+        <Button variant="secondary" size="sm" className="max-md:hidden" onClick={props.onSave} loading={props.saving} disabled={props.readOnly} title="Save (Ctrl+S)" data-testid="save">
           Save
         </Button>
         {props.preview}

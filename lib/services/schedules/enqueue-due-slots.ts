@@ -1,8 +1,10 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
+import { getConfig } from "@/lib/config";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
+import { consumeRateLimit } from "@/lib/rate-limit";
 import { nextSlot, nextSlots, type Schedule } from "./schedule-rules";
 
 /**
@@ -18,7 +20,7 @@ const BATCH = 200;
 export type EnqueuedSlot = { workflowId: string; slotAt: string; runId: string };
 export type DueSlotsResult = { enqueued: EnqueuedSlot[]; skipped: number };
 
-type DueRow = { id: string; schedule: Schedule; schedule_next_at: string | Date };
+type DueRow = { id: string; account_id: string; schedule: Schedule; schedule_next_at: string | Date };
 
 /**
  * The one "enqueue due slots" service, called by the embedded executor's sweep and by the Inngest cron
@@ -33,7 +35,7 @@ type DueRow = { id: string; schedule: Schedule; schedule_next_at: string | Date 
 export async function enqueueDueSlots(db: Db, now: Date, wake: (workflowId: string) => void): Promise<DueSlotsResult> {
   const due = await execRows<DueRow>(
     db,
-    sql`select id, schedule, schedule_next_at from workflows
+    sql`select id, account_id, schedule, schedule_next_at from workflows
         where schedule_next_at <= ${now.toISOString()}::timestamptz and deleted_at is null
         order by schedule_next_at limit ${BATCH}`,
   );
@@ -57,8 +59,16 @@ export async function enqueueDueSlots(db: Db, now: Date, wake: (workflowId: stri
 async function handleDueWorkflow(db: Db, row: DueRow, now: Date): Promise<{ enqueued?: EnqueuedSlot; skipped?: number }> {
   const dueAt = new Date(row.schedule_next_at);
   const following = nextSlot(row.schedule, now);
-  const slot = latestSlot(row.schedule, dueAt, now);
-  const skipped = countMissed(row.schedule, dueAt, slot ?? now);
+  let slot = latestSlot(row.schedule, dueAt, now);
+  let skipped = countMissed(row.schedule, dueAt, slot ?? now);
+  // A scheduled run counts against the account's run rate limit like any other: over it, the slot is skipped (the
+  // schedule moves on) rather than queued, so schedules cannot get around the limit.
+  const hit = slot ? await consumeRateLimit(`run:${row.account_id}`, getConfig().runRateLimitPerMinute, 60, now.getTime()) : null;
+  if (hit && !hit.allowed) {
+    log.warn("scheduled run skipped: the account is over its run rate limit", { workflowId: row.id, slotAt: slot!.toISOString() });
+    slot = null;
+    skipped += 1;
+  }
   if (skipped > 0) log.warn("schedule slots missed while nothing ran were skipped", { workflowId: row.id, skipped, dueAt: dueAt.toISOString() });
   const runId = newId("run");
   // One statement: move the next slot (compare-and-set), claim the slot, snapshot the workflow into a run.
@@ -80,7 +90,10 @@ async function handleDueWorkflow(db: Db, row: DueRow, now: Date): Promise<{ enqu
         where w.deleted_at is null
         returning id`,
   );
-  if (!inserted || !slot) return { skipped };
+  if (!inserted || !slot) {
+    if (hit?.allowed) await hit.refund(); // another instance enqueued this slot: no run was added here
+    return { skipped };
+  }
   return { enqueued: { workflowId: row.id, slotAt: slot.toISOString(), runId }, skipped };
 }
 

@@ -7,6 +7,7 @@ import { tusUploadPieces, tusUploads } from "@/db/schema";
 import { finishTusUpload, type TusRow } from "./finish-tus-upload";
 import { assertStorageQuota } from "./storage-quota";
 import { sanitizeFilename } from "./sanitize-filename";
+import { assertStorageQuota } from "./storage-quota";
 
 /** At most this many bytes per PATCH: under Vercel's 4.5 MB request body limit, with room for headers. */
 export const TUS_PIECE_MAX_BYTES = 4 * 1024 * 1024;

@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { workflows, workflowVersions } from "@/db/schema";
 import { nowDate } from "@/lib/clock";
+import { assertScheduleAllowed } from "@/lib/services/schedules/schedule-cap";
 import { scheduleColumns, type ScheduleInput } from "@/lib/services/schedules/schedule-columns";
 import { assertValidGraph } from "./check-graph";
 import { findOwnWorkflow } from "./get-workflow";
@@ -28,6 +29,7 @@ export async function updateWorkflow(
     // An unchanged schedule keeps its next slot (saving at 09:00:00.2 must not skip the 09:00 slot).
     const schedule = newSchedule && canonicalJson(newSchedule.schedule) !== canonicalJson(current.schedule) ? newSchedule : undefined;
     if (!graphChanged && !nameChanged && !schedule) return toWorkflowView(current);
+    if (schedule?.schedule && !current.schedule) await assertScheduleAllowed(tx, accountId, workflowId);
     const next = {
       name: input.name ?? current.name,
       graph: graphChanged ? input.graph : current.graph,
