@@ -5,7 +5,6 @@ import { DataStore, ERRORS, Upload } from "@tus/utils";
 import { getDb } from "@/db/client";
 import { tusUploadPieces, tusUploads } from "@/db/schema";
 import { finishTusUpload, type TusRow } from "./finish-tus-upload";
-import { assertStorageQuota } from "./storage-quota";
 import { sanitizeFilename } from "./sanitize-filename";
 import { assertStorageQuota } from "./storage-quota";
 
