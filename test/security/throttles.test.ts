@@ -1,4 +1,4 @@
-// Issue 20, points 4 and 5: throttles are one atomic increment-and-check over a sliding window (parallel guesses and
+// Throttles are one atomic increment-and-check over a sliding window (parallel guesses and
 // guesses straddling a clock boundary get no more than the limit), sign-in failures are also limited per client
 // address, and wrong sign-up codes are capped per account per hour across resends.
 import { eq } from "drizzle-orm";

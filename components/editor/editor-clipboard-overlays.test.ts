@@ -1,4 +1,4 @@
-// Pure pieces of issue 17's editor work: paste with renamed references, edge errors on edges, words for field names.
+// Pure pieces of the editor: paste with renamed references, edge errors on edges, words for field names.
 import { describe, expect, it } from "vitest";
 import { humanize } from "@/components/ui/format";
 import { graphToFlow } from "./mapper";
