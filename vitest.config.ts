@@ -24,9 +24,11 @@ export default defineConfig({
     // Vitest's default in `run` mode is one worker fewer than the cores: a single worker on a 2-core machine, which
     // left a core idle while files waited on PGlite, HTTP round trips and retry waits (85 s vs ~55 s for `npm test`).
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
-    // Each test file gets its own process, and its own database if it uses one (PGlite in memory, or a fresh
-    // PostgreSQL database cloned from a migrated template); files that never touch the database get none.
-    isolate: true,
+    // A worker process runs test files one after another, each as if alone (test/support/fresh-file.ts: fresh modules
+    // of ours, the worker's environment, nothing left running on globalThis) and with its own database if it uses one
+    // (PGlite in memory, or a fresh PostgreSQL database cloned from a migrated template). A process per file (`isolate:
+    // true`) paid for a process, every package's import and a cold PGlite in each file: most of the suite's CPU.
+    isolate: false,
     // next-auth's ESM build imports "next/server" without an extension, which Node's resolver refuses
     // (next has no exports map): let Vite resolve it instead.
     server: { deps: { inline: ["next-auth"] } },

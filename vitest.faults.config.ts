@@ -11,5 +11,7 @@ export default defineConfig({
     exclude: ["node_modules/**"],
     testTimeout: 240_000,
     fileParallelism: false,
+    // Each fault file in a process of its own: they kill processes and break connections.
+    isolate: true,
   },
 });

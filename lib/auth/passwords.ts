@@ -1,11 +1,15 @@
 import "server-only";
 import { hash, verify } from "@node-rs/argon2";
 
-// argon2id with OWASP's second recommended parameter set (19 MiB, 2 passes, 1 lane).
-const OPTIONS = { algorithm: 2 /* Algorithm.Argon2id (an ambient const enum, not importable under isolatedModules) */, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+/**
+ * argon2id with OWASP's second recommended parameter set (19 MiB, 2 passes, 1 lane). A hash carries its parameters, so
+ * verification follows the stored hash. Tests whose subject is not the hash's cost lower it (throttles count attempts).
+ */
+export const passwordHashPolicy = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 
 export function hashPassword(password: string): Promise<string> {
-  return hash(password, OPTIONS);
+  // algorithm 2: Algorithm.Argon2id (an ambient const enum, not importable under isolatedModules).
+  return hash(password, { algorithm: 2, ...passwordHashPolicy });
 }
 
 /** False (never a throw) for a wrong password or an unreadable stored hash. */

@@ -1,4 +1,4 @@
-// Issue 20, points 4 and 5: throttles are one atomic increment-and-check over a sliding window (parallel guesses and
+// Throttles are one atomic increment-and-check over a sliding window (parallel guesses and
 // guesses straddling a clock boundary get no more than the limit), sign-in failures are also limited per client
 // address, and wrong sign-up codes are capped per account per hour across resends.
 import { eq } from "drizzle-orm";
@@ -9,11 +9,16 @@ import { POST as verifyEmail } from "@/app/api/auth/verify-email/route";
 import { getDb } from "@/db/client";
 import { mailboxMessages } from "@/db/schema";
 import { CLIENT_ADDRESS_HEADER, stampedClientAddress } from "@/lib/auth/client-address";
+import { passwordHashPolicy } from "@/lib/auth/passwords";
 import { setClock } from "@/lib/clock";
 import { resetConfig } from "@/lib/config";
 import { codeFromSubject, post, registerOk, uniqueEmail, verifyOk, wrongCode } from "@/test/accounts/helpers";
 
 const PASSWORD = "correct horse battery";
+
+// These tests count attempts: every sign-in verifies one hash (a wrong password, an unknown address against a dummy
+// hash), so the hash's cost is lowered here (1 MiB, 1 pass); test/accounts/auth-api.test.ts keeps the real cost.
+Object.assign(passwordHashPolicy, { memoryCost: 1024, timeCost: 1 });
 
 afterEach(() => {
   setClock();

@@ -16,7 +16,7 @@ import { emailEveryRowWorkflow, fakeResendForRuns, type TestGraph } from "@/test
 
 /**
  * OUTPUT with more emails than one ledger statement records (1,000): it records the first 1,000, then sends its
- * first batches while the rest are recorded, when the daily quota surely allows every email (issue 18: the first
+ * first batches while the rest are recorded, when the daily quota surely allows every email (the first
  * email of 40,000 no longer waits for all their ledger rows). Here the later rows are held back until the provider
  * has been called, so the test sees the overlap rather than timing it; the quota paths, a provider refusal and a
  * crash in the middle show that nothing is sent twice, nothing is left pending and nothing over the quota leaves.

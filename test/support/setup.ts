@@ -2,7 +2,11 @@ import { afterAll, beforeAll } from "vitest";
 import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { resetConfig } from "@/lib/config";
+import { endProcessWideWork, startFileFresh } from "./fresh-file";
+
+// A worker runs many files one after another: this file starts with fresh modules of ours, the worker's environment
+// and nothing left on globalThis by the previous file (test/support/fresh-file.ts).
+await startFileFresh();
 
 // Tests never touch the developer's .data directory, and never send real email.
 process.env.DATA_DIR = mkdtempSync(path.join(os.tmpdir(), "flowmail-test-"));
@@ -15,7 +19,8 @@ delete process.env.INNGEST_DEV;
 delete process.env.GOOGLE_CLIENT_ID;
 delete process.env.GOOGLE_CLIENT_SECRET;
 delete process.env.TEST_DATABASE_CURRENT_URL;
-resetConfig();
+// Loaded after the reset above: this file's own instance of the config module.
+(await import("@/lib/config")).resetConfig();
 
 /**
  * Each test file gets its own fresh database the first time it asks for one (getDb/getDbHandle in db/client.ts call
@@ -36,7 +41,10 @@ beforeAll(async ({}, suite) => {
   }
 });
 
+// Runs after the file's own after-hooks (they run in reverse order of registration): what the file left running
+// stops before its database closes.
 afterAll(async () => {
+  await endProcessWideWork();
   if (slot.__flowmailDb) await (await import("@/db/client")).closeDb();
   if (testDatabase) await (await testDatabase).dropTestDatabases();
 });
