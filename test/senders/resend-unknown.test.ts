@@ -10,9 +10,9 @@ import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeSmtp, type FakeSmtp } from "@/test/support/fake-smtp";
 import { call } from "@/test/support/http";
-import { getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
+import { insertUpload, insertWorkflow, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 import { listEmails, personGraph } from "@/test/sending/helpers";
-import { senderApi, smtpSender } from "./helpers";
+import { finished, runToFinish, senderApi, smtpSender } from "./helpers";
 
 let smtp: FakeSmtp;
 let executor: EmbeddedExecutor;
@@ -36,7 +36,7 @@ describe("resend-unknown", () => {
     const uploadId = await insertUpload(account.id, ["email", "name"], rows);
     const workflowId = await insertWorkflow(account.id, personGraph(uploadId, { senderId: made.body.id }));
     smtp.refuse("u4@example.com");
-    const run = await runToEnd(executor, account.token, workflowId);
+    const run = await runToFinish(executor, account.token, workflowId);
     expect(run.result).toMatchObject({ emailsSent: 4, failed: 1 });
     expect((await resend(account.token, run.runId)).status).toBe(409); // nothing unknown yet
 
@@ -52,8 +52,7 @@ describe("resend-unknown", () => {
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ workflowId, status: "PENDING", resendOf: run.runId });
     expect(res.headers.get("location")).toBe(`/api/workflows/runs/${res.body.runId}`);
-    await executor.idle();
-    const again = (await getRun(account.token, res.body.runId)).body;
+    const again = await finished(executor, account.token, res.body.runId);
     expect(again.status).toBe("SUCCESS");
     expect(again.resendOf).toBe(run.runId);
     const resent = smtp.messages.slice(before);

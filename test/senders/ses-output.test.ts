@@ -6,9 +6,9 @@ import { resetConfig } from "@/lib/config";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeSes, type FakeSes } from "@/test/support/fake-ses";
-import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
+import { enqueue, insertUpload, insertWorkflow, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 import { listEmails, personGraph } from "@/test/sending/helpers";
-import { senderApi } from "./helpers";
+import { finished, runToFinish, senderApi } from "./helpers";
 
 let ses: FakeSes;
 let executor: EmbeddedExecutor;
@@ -51,9 +51,8 @@ describe("OUTPUT through an SES sender", () => {
     const workflows = await Promise.all([0, 1, 2, 3].map((w) => workflowFor(account, made.body.id, people(8, `w${w}-`))));
     const runIds: string[] = [];
     for (const workflowId of workflows) runIds.push((await enqueue(account.token, workflowId)).body.runId);
-    await executor.idle();
     for (const runId of runIds) {
-      const run = (await getRun(account.token, runId)).body;
+      const run = await finished(executor, account.token, runId);
       expect(run.status).toBe("SUCCESS");
       expect(run.result).toMatchObject({ emailsSent: 8 });
     }
@@ -73,7 +72,7 @@ describe("OUTPUT through an SES sender", () => {
     const made = await senderApi(account.token).create(sesSender({ ratePerSecond: 30 }));
     const workflowId = await workflowFor(account, made.body.id, people(20));
     ses.maxSendRate = 4;
-    const run = await runToEnd(executor, account.token, workflowId);
+    const run = await runToFinish(executor, account.token, workflowId);
     expect(run.status).toBe("SUCCESS");
     expect(run.result).toMatchObject({ emailsSent: 20 });
     expect(ses.throttled).toBeGreaterThan(0);
@@ -86,7 +85,7 @@ describe("OUTPUT through an SES sender", () => {
     const made = await senderApi(account.token).create(sesSender());
     const workflowId = await workflowFor(account, made.body.id, people(3));
     ses.reject("p1@example.com");
-    const run = await runToEnd(executor, account.token, workflowId);
+    const run = await runToFinish(executor, account.token, workflowId);
     expect(run.status).toBe("SUCCESS");
     expect(run.result).toMatchObject({ emailsSent: 2, failed: 1 });
     const failed = await listEmails(account.token, run.runId, "out", "?status=failed");
@@ -95,7 +94,7 @@ describe("OUTPUT through an SES sender", () => {
     ses.reset();
     ses.rejectFrom = true;
     const other = await workflowFor(account, made.body.id, people(3, "q"));
-    const refused = await runToEnd(executor, account.token, other);
+    const refused = await runToFinish(executor, account.token, other);
     expect(refused.status).toBe("FAILED");
     expect(refused.error).toContain("Amazon SES refused the sender");
     expect(ses.calls).toBe(1);

@@ -7,9 +7,9 @@ import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeSmtp, type FakeSmtp } from "@/test/support/fake-smtp";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
-import { insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
+import { insertUpload, insertWorkflow, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 import { listEmails, personGraph } from "@/test/sending/helpers";
-import { senderApi, smtpSender } from "./helpers";
+import { runToFinish, senderApi, smtpSender } from "./helpers";
 
 let smtp: FakeSmtp;
 let resend: FakeResend;
@@ -46,7 +46,7 @@ async function setup(out: Record<string, unknown>, rows = people(3), sender: Rec
 describe("OUTPUT through an SMTP sender", () => {
   it("sends each email once through the node's sender, with a stable Message-ID and the rendered Reply-To", async () => {
     const { token, workflowId } = await setup({ senderId: "$sender", replyTo: "{{item.name}}@replies.example.com" });
-    const run = await runToEnd(executor, token, workflowId);
+    const run = await runToFinish(executor, token, workflowId);
     expect(run.status).toBe("SUCCESS");
     expect(run.result).toMatchObject({ emailsSent: 3 });
     expect(resend.emails()).toEqual([]);
@@ -62,12 +62,12 @@ describe("OUTPUT through an SMTP sender", () => {
 
   it("uses the account's default sender without a senderId, and the deployment's transport without a default", async () => {
     const { token, workflowId, senderId } = await setup({});
-    const viaDeployment = await runToEnd(executor, token, workflowId);
+    const viaDeployment = await runToFinish(executor, token, workflowId);
     expect(viaDeployment.result).toMatchObject({ emailsSent: 3 });
     expect(resend.emails()).toHaveLength(3);
     expect(smtp.messages).toHaveLength(0);
     await senderApi(token).patch(senderId, { isDefault: true });
-    const viaDefault = await runToEnd(executor, token, workflowId);
+    const viaDefault = await runToFinish(executor, token, workflowId);
     expect(viaDefault.result).toMatchObject({ emailsSent: 3 });
     expect(smtp.messages).toHaveLength(3);
     expect(resend.emails()).toHaveLength(3);
@@ -77,7 +77,7 @@ describe("OUTPUT through an SMTP sender", () => {
     const { token, workflowId } = await setup({ senderId: "$sender" }, people(30));
     smtp.throttleNext(4);
     const openBefore = smtp.open;
-    const run = await runToEnd(executor, token, workflowId);
+    const run = await runToFinish(executor, token, workflowId);
     expect(run.status).toBe("SUCCESS");
     expect(run.result).toMatchObject({ emailsSent: 30 });
     expect(new Set(smtp.messages.map((m) => m.to[0])).size).toBe(30);
@@ -88,7 +88,7 @@ describe("OUTPUT through an SMTP sender", () => {
   it("marks a refused recipient failed with the server's sentence and sends the rest", async () => {
     const { token, workflowId } = await setup({ senderId: "$sender" }, people(4));
     smtp.refuse("p2@example.com");
-    const run = await runToEnd(executor, token, workflowId);
+    const run = await runToFinish(executor, token, workflowId);
     expect(run.status).toBe("SUCCESS");
     expect(run.result).toMatchObject({ emailsSent: 3, failed: 1 });
     expect(run.nodes.out.output).toMatchObject({ emailsSent: 3, failed: 1 });
@@ -100,7 +100,7 @@ describe("OUTPUT through an SMTP sender", () => {
   it("fails the node at once when the server refuses the sender's login", async () => {
     smtp.requireAuth("mailer", "the-right-one");
     const { token, workflowId } = await setup({ senderId: "$sender" }, people(5), { name: "Bad login" });
-    const run = await runToEnd(executor, token, workflowId);
+    const run = await runToFinish(executor, token, workflowId);
     expect(run.status).toBe("FAILED");
     expect(run.error).toMatch(/The SMTP server refused the sender: SMTP 535/);
     expect(smtp.messages).toHaveLength(0);
