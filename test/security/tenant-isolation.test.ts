@@ -30,12 +30,17 @@ import * as suppressionRoute from "@/app/api/suppressions/[email]/route";
 import * as suppressionsRoute from "@/app/api/suppressions/route";
 import * as apiKeysRoute from "@/app/api/account/api-keys/route";
 import * as apiKeyRoute from "@/app/api/account/api-keys/[keyId]/route";
+import * as sendersRoute from "@/app/api/senders/route";
+import * as senderRoute from "@/app/api/senders/[senderId]/route";
+import * as senderTestRoute from "@/app/api/senders/[senderId]/test/route";
+import * as aiItemsRoute from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/items/route";
+import * as resendUnknownRoute from "@/app/api/workflows/runs/[runId]/resend-unknown/route";
 import { createTestAccount } from "@/test/support/accounts";
 import { call, type CallOptions, type CallResult } from "@/test/support/http";
 import { filteredEmailGraph, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 
 type Account = Awaited<ReturnType<typeof createTestAccount>>;
-type Ids = { workflowId: string; runId: string; uploadId: string; webhookId: string; nodeId: string; hookId: string; tusId: string; keyId: string };
+type Ids = { workflowId: string; runId: string; uploadId: string; webhookId: string; nodeId: string; hookId: string; tusId: string; keyId: string; senderId: string };
 type Handler = Parameters<typeof call>[0];
 type Probe = { handler: Handler; options: (ids: Ids) => CallOptions };
 
@@ -52,13 +57,34 @@ function routePatterns(dir = API_DIR): string[] {
 
 // NextAuth's catch-all segment names an auth action (signin, callback/…), not a stored object: nothing to isolate.
 // An unsubscribe token is its own authority (signed, binds account and address; any other string answers 400).
-const NOT_OBJECT_IDS = new Set(["nextauth/[...nextauth]", "unsubscribe/[token]"]);
+// Not an account's object behind a bearer token: the unsubscribe token and the SNS signature are the credentials there.
+const NOT_OBJECT_IDS = new Set(["nextauth/[...nextauth]", "unsubscribe/[token]", "integrations/ses/events/[senderId]"]);
 
 /** Key "<METHOD> <pattern>" → how account B calls it with A's ids. */
 const PROBES: Record<string, Probe> = {
   "DELETE account/api-keys/[keyId]": {
     handler: apiKeyRoute.DELETE,
     options: (ids) => ({ method: "DELETE", path: `/api/account/api-keys/${ids.keyId}`, params: { keyId: ids.keyId } }),
+  },
+  "PATCH senders/[senderId]": {
+    handler: senderRoute.PATCH,
+    options: (ids) => ({ method: "PATCH", path: `/api/senders/${ids.senderId}`, params: { senderId: ids.senderId }, json: { name: "stolen" } }),
+  },
+  "DELETE senders/[senderId]": {
+    handler: senderRoute.DELETE,
+    options: (ids) => ({ method: "DELETE", path: `/api/senders/${ids.senderId}`, params: { senderId: ids.senderId } }),
+  },
+  "POST senders/[senderId]/test": {
+    handler: senderTestRoute.POST,
+    options: (ids) => ({ method: "POST", path: `/api/senders/${ids.senderId}/test`, params: { senderId: ids.senderId } }),
+  },
+  "GET workflows/runs/[runId]/nodes/[nodeId]/items": {
+    handler: aiItemsRoute.GET,
+    options: (ids) => ({ path: `/api/workflows/runs/${ids.runId}/nodes/${ids.nodeId}/items`, params: { runId: ids.runId, nodeId: ids.nodeId } }),
+  },
+  "POST workflows/runs/[runId]/resend-unknown": {
+    handler: resendUnknownRoute.POST,
+    options: (ids) => ({ method: "POST", path: `/api/workflows/runs/${ids.runId}/resend-unknown`, params: { runId: ids.runId } }),
   },
   "POST workflows/[workflowId]/hooks": {
     handler: hooksRoute.POST,
@@ -210,7 +236,11 @@ async function createEverything(owner: Account): Promise<Ids> {
   const tus = await must(call(tusRoute.POST, { method: "POST", path: "/api/uploads/tus", headers: { "tus-resumable": "1.0.0", "upload-length": "12" }, token: owner.token }), 201);
   const tusId = tus.headers.get("location")!.split("/").pop()!;
   const apiKey = await must(call(apiKeysRoute.POST, { json: { name: "CI", scopes: ["runs:read"] }, token: owner.token }), 201);
-  return { keyId: apiKey.body.id, workflowId, uploadId, runId: run.body.runId, webhookId: webhook.body.id, nodeId: "src", hookId: hook.body.id, tusId };
+  const sender = await must(
+    call(sendersRoute.POST, { method: "POST", path: "/api/senders", token: owner.token, json: { kind: "smtp", name: "Secret SMTP", from: "Team <team@example.com>", smtp: { host: "127.0.0.1", port: 2525, secure: false } } }),
+    201,
+  );
+  return { senderId: sender.body.id, keyId: apiKey.body.id, workflowId, uploadId, runId: run.body.runId, webhookId: webhook.body.id, nodeId: "src", hookId: hook.body.id, tusId };
 }
 
 /** Everything A can read about its objects; must be identical before and after B's attempts. */
@@ -234,6 +264,7 @@ async function snapshot(owner: Account) {
     workflows: (await call(workflowsRoute.GET, { token: owner.token })).body,
     suppressions: (await call(suppressionsRoute.GET, { token: owner.token })).body,
     apiKeys: (await call(apiKeysRoute.GET, { token: owner.token })).body,
+    senders: (await call(sendersRoute.GET, { token: owner.token })).body,
   };
 }
 
@@ -281,7 +312,7 @@ describe("tenant isolation", () => {
   });
 
   it("B's lists never show A's objects", async () => {
-    for (const handler of [workflowsRoute.GET, uploadsRoute.GET, webhooksRoute.GET, accountRunsRoute.GET, apiKeysRoute.GET]) {
+    for (const handler of [workflowsRoute.GET, uploadsRoute.GET, webhooksRoute.GET, accountRunsRoute.GET, apiKeysRoute.GET, sendersRoute.GET]) {
       const res = await call(handler, { token: bob.token });
       expect(res.status).toBe(200);
       expect(res.body.items).toEqual([]);
