@@ -75,8 +75,8 @@ export interface NodeResult {
   completedAt: string | null;
   itemsIn?: number | null;
   itemsOut?: number | null;
-  /** A running OUTPUT node's emails sent so far. */
-  progress?: { sent: number; total: number };
+  /** A running OUTPUT node's `{ sent, total }`; a running AI node with forEach's `{ done, total }`. */
+  progress?: { sent: number; total: number } | { done: number; total: number };
   reused?: boolean;
 }
 export interface RunLog {

@@ -94,6 +94,7 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
     clearInterval(watcher);
   }
   if (failure) {
+    if (failure instanceof NodeFailure) failure = new NodeError(await failure.word());
     await answers.skipPending(key, failure.message);
     throw failure;
   }
@@ -196,17 +197,23 @@ async function settle(rt: NodeRuntime, node: NodeOf<"AI">, prep: Prepared, index
     if (aiData(node).onItemError === "skip" && prep.list) return undefined;
     return new NodeError(prep.list ? `Item ${fmt(index)} failed: ${outcome.message}` : outcome.message);
   }
-  const totals = await rt.ports.answers.totals(key);
-  if (outcome.kind === "cap") return new NodeError(capSentence(outcome.cap, totals.counts.done, prep.count));
-  const done = `${fmt(totals.counts.done)} of ${fmt(prep.count)} items are done`;
-  if (outcome.kind === "quota") {
-    await rt.log("warn", `The AI provider refused for quota or billing: ${outcome.message}`);
-    return new NodeError(`The AI provider's quota is used up: ${done}. Retry the run after topping up; finished items will not be asked again.`);
+  if (outcome.kind === "quota") await rt.log("warn", `The AI provider refused for quota or billing: ${outcome.message}`);
+  // Worded once every lane has stopped and recorded its answer, so "N items are done" counts them all.
+  return new NodeFailure(async () => {
+    const { counts } = await rt.ports.answers.totals(key);
+    if (outcome.kind === "cap") return capSentence(outcome.cap, counts.done, prep.count);
+    const done = `${fmt(counts.done)} of ${fmt(prep.count)} items are done`;
+    if (outcome.kind === "quota") return `The AI provider's quota is used up: ${done}. Retry the run after topping up; finished items will not be asked again.`;
+    const minutes = aiItemPolicy.budgetMs !== undefined ? aiItemPolicy.budgetMs / 60_000 : budgetMinutes;
+    return `The AI provider kept failing for ${minutes} minute${minutes === 1 ? "" : "s"} (AI_BUDGET_MINUTES; last answer: ${outcome.message}): ${done}. Retry the run later; finished items will not be asked again.`;
+  });
+}
+
+/** A node failure whose sentence counts the items done: worded after the batch's lanes have all stopped. */
+class NodeFailure extends NodeError {
+  constructor(readonly word: () => Promise<string>) {
+    super("The AI node stopped");
   }
-  const minutes = aiItemPolicy.budgetMs !== undefined ? aiItemPolicy.budgetMs / 60_000 : budgetMinutes;
-  return new NodeError(
-    `The AI provider kept failing for ${minutes} minute${minutes === 1 ? "" : "s"} (AI_BUDGET_MINUTES; last answer: ${outcome.message}): ${done}. Retry the run later; finished items will not be asked again.`,
-  );
 }
 
 async function writeProgress(rt: NodeRuntime, key: LedgerKey, prep: Prepared): Promise<AnswerTotals> {
