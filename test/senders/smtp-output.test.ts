@@ -73,6 +73,20 @@ describe("OUTPUT through an SMTP sender", () => {
     expect(resend.emails()).toHaveLength(3);
   });
 
+  it("sends from an account's own Resend sender's address, and from EMAIL_FROM through the deployment's transport", async () => {
+    const account = await createTestAccount();
+    const own = await senderApi(account.token).create({ kind: "resend", name: "Ours", from: "Acme <hello@acme.example>", resend: { apiKey: "re_own_key_0123456789" } });
+    expect(own.status).toBe(201);
+    const uploadId = await insertUpload(account.id, ["email", "name"], people(2));
+    const viaOwn = await insertWorkflow(account.id, personGraph(uploadId, { senderId: own.body.id }));
+    const viaDeployment = await insertWorkflow(account.id, personGraph(uploadId, {}));
+    expect((await runToFinish(executor, account.token, viaOwn)).result).toMatchObject({ emailsSent: 2 });
+    expect(resend.emails().map((e) => e.from)).toEqual(["Acme <hello@acme.example>", "Acme <hello@acme.example>"]);
+    resend.reset();
+    expect((await runToFinish(executor, account.token, viaDeployment)).result).toMatchObject({ emailsSent: 2 });
+    expect(new Set(resend.emails().map((e) => e.from))).toEqual(new Set([process.env.EMAIL_FROM ?? "Flowmail <noreply@flowmail.local>"]));
+  });
+
   it("waits out 421 answers without dropping an email, through a pool of connections", async () => {
     const { token, workflowId } = await setup({ senderId: "$sender" }, people(30));
     smtp.throttleNext(4);

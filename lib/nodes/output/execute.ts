@@ -183,8 +183,9 @@ async function sendRange(
       text: e.text ?? (e.html !== undefined ? plainTextOf(e.html) : undefined),
       html: e.html,
       kind: "workflow" as const,
-      // The run's sender, not this instance's: a resumed batch must be byte for byte the one first sent.
-      ...(rt.emailIdentity ? { from: rt.emailIdentity.from } : {}),
+      // Through the deployment's transport, the run's EMAIL_FROM, not this instance's: a resumed batch must be byte for
+      // byte the one first sent. An account's own sender always sends from its own address.
+      ...(rt.emailIdentity && resolved.senderId === undefined ? { from: rt.emailIdentity.from } : {}),
       headers: unsubscribeHeaders(e.unsubscribeUrl),
       idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
       ...(e.replyTo ? { replyTo: e.replyTo } : {}),
