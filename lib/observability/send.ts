@@ -3,7 +3,7 @@
  * provider-answers metrics. `instrumentSender` wraps any EmailSender (Resend, the mailbox, a deployment's or an
  * account's own provider) without the sender knowing.
  */
-import type { EmailSender } from "@/lib/email/types";
+import type { EmailSender, SendCallOptions } from "@/lib/email/types";
 import { metrics } from "./metrics";
 import { withSpan } from "./tracing";
 
@@ -41,10 +41,14 @@ export function instrumentSender<S extends EmailSender>(sender: S): S {
   const transport = sender.name;
   const wrapped: S = {
     ...sender,
-    send: (email) => observeSendCall(transport, 1, () => sender.send(email)),
-    sendBatch: (emails, key) => observeSendCall(transport, emails.length, () => sender.sendBatch(emails, key)),
+    // The call options (a cancel's AbortSignal) go through: dropping them would make a hung call hold a cancelled run.
+    send: (email, options) => observeSendCall(transport, 1, () => sender.send(email, options)),
+    sendBatch: (emails, key, options) => observeSendCall(transport, emails.length, () => sender.sendBatch(emails, key, options)),
     ...(sender.sendBatchDetailed
-      ? { sendBatchDetailed: (emails: Parameters<NonNullable<S["sendBatchDetailed"]>>[0], key?: string) => observeSendCall(transport, emails.length, () => sender.sendBatchDetailed!(emails, key)) }
+      ? {
+          sendBatchDetailed: (emails: Parameters<NonNullable<S["sendBatchDetailed"]>>[0], key?: string, options?: SendCallOptions) =>
+            observeSendCall(transport, emails.length, () => sender.sendBatchDetailed!(emails, key, options)),
+        }
       : {}),
   };
   instrumented.add(wrapped);

@@ -99,9 +99,9 @@ function withReplyTo(sender: EmailSender, replyTo?: string): EmailSender {
   };
   return {
     ...sender,
-    send: (email) => sender.send(add(email)),
-    sendBatch: (emails, key) => sender.sendBatch(emails.map(add), key),
-    sendBatchDetailed: sender.sendBatchDetailed ? (emails, key) => sender.sendBatchDetailed!(emails.map(add), key) : undefined,
+    send: (email, options) => sender.send(add(email), options),
+    sendBatch: (emails, key, options) => sender.sendBatch(emails.map(add), key, options),
+    sendBatchDetailed: sender.sendBatchDetailed ? (emails, key, options) => sender.sendBatchDetailed!(emails.map(add), key, options) : undefined,
   };
 }
 
