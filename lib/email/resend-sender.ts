@@ -45,7 +45,8 @@ export function createResendSender(options: { apiKey: string; baseUrl?: string; 
     // Resend needs a text or an html body; send both when both exist.
     html: email.html,
     text: email.text ?? (email.html === undefined ? "" : undefined),
-    ...(email.headers ? { headers: email.headers } : {}),
+    // An OUTPUT node's Reply-To (rendered per item) travels as a header, as Resend's API takes any header.
+    ...(email.headers || email.replyTo ? { headers: { ...email.headers, ...(email.replyTo ? { "Reply-To": email.replyTo } : {}) } } : {}),
   }) as { from: string; to: string; subject: string; text: string; html?: string; headers?: Record<string, string> };
   const sendBatchDetailed = async (emails: OutgoingEmail[], batchIdempotencyKey?: string, options?: SendCallOptions): Promise<BatchResult> => {
     if (emails.length === 0) return { results: [] };

@@ -87,6 +87,14 @@ describe("OUTPUT through an SMTP sender", () => {
     expect(new Set(resend.emails().map((e) => e.from))).toEqual(new Set([process.env.EMAIL_FROM ?? "Flowmail <noreply@flowmail.local>"]));
   });
 
+  it("carries the node's rendered Reply-To through the deployment's Resend transport too", async () => {
+    const account = await createTestAccount();
+    const uploadId = await insertUpload(account.id, ["email", "name"], people(2));
+    const workflowId = await insertWorkflow(account.id, personGraph(uploadId, { replyTo: "{{item.name}}@replies.example.com" }));
+    expect((await runToFinish(executor, account.token, workflowId)).result).toMatchObject({ emailsSent: 2 });
+    expect(resend.emails().map((e) => e.headers?.["Reply-To"]).sort()).toEqual(["P0@replies.example.com", "P1@replies.example.com"]);
+  });
+
   it("waits out 421 answers without dropping an email, through a pool of connections", async () => {
     const { token, workflowId } = await setup({ senderId: "$sender" }, people(30));
     smtp.throttleNext(4);
