@@ -1,5 +1,5 @@
 import { ZodError } from "zod";
-import { isDatabaseUnavailable } from "@/db/connection-errors";
+import { databaseErrorCode, isDatabaseUnavailable } from "@/db/connection-errors";
 import { log } from "@/lib/log";
 import { AppError, ERROR_CODES, type ErrorCode, type ErrorItem } from "./errors";
 
@@ -87,6 +87,13 @@ export function errorResponse(error: unknown, context: { method?: string; path?:
     return problem("service_unavailable", "The database cannot be reached right now: retry in a few seconds.", {
       headers: { "Retry-After": "5" },
     });
+  }
+  // Two requests that changed the same thing at the same moment (a unique index, a serialization failure or a
+  // deadlock between them): the loser is told to retry instead of getting a 500.
+  const code = databaseErrorCode(error);
+  if (code === "23505" || code === "40001" || code === "40P01") {
+    log.warn("concurrent change refused by the database", { ...context, code });
+    return problem("conflict", "Another request changed the same thing at the same moment: retry the request.");
   }
   log.error("unhandled error", { ...context, error });
   return problem("internal_error", "Something went wrong on our side. It has been logged; please try again.");

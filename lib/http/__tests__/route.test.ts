@@ -15,6 +15,11 @@ const boom = route({ auth: false }, async () => {
   throw new Error("secret database password is hunter2");
 });
 
+// What drizzle throws when a concurrent request won a unique index: its "Failed query" wrapper around the driver's error.
+const raced = route({ auth: false }, async () => {
+  throw new Error("Failed query: insert into senders …", { cause: Object.assign(new Error('duplicate key value violates unique constraint "senders_one_default_key"'), { code: "23505" }) });
+});
+
 const thrower = route({ auth: false }, async () => {
   throw new AppError("not_found", "Workflow not found");
 });
@@ -83,6 +88,12 @@ describe("route wrapper", () => {
     expectProblem(res, 500, "internal_error");
     expect(res.text).not.toContain("hunter2");
     expect(res.text).not.toContain("at ");
+  });
+
+  it("answers a request that lost a race on a unique index with 409 conflict, not a 500", async () => {
+    const res = await call(raced);
+    expectProblem(res, 409, "conflict");
+    expect(res.text).not.toContain("senders_one_default_key");
   });
 
   it("maps AppError codes to their status", async () => {
