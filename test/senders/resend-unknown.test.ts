@@ -63,4 +63,23 @@ describe("resend-unknown", () => {
     expect((await resend(account.token, run.runId)).status).toBe(409);
     smtp.reset();
   });
+
+  it("refuses (409) a run whose other nodes failed: only a retry runs them again", async () => {
+    const account = await createTestAccount();
+    const made = await senderApi(account.token).create(smtpSender(smtp.port, { ratePerSecond: 100 }));
+    const uploadId = await insertUpload(account.id, ["email", "name"], [["v0@example.com", "V0"], ["v1@example.com", "V1"]]);
+    const workflowId = await insertWorkflow(account.id, personGraph(uploadId, { senderId: made.body.id }));
+    const run = await runToFinish(executor, account.token, workflowId);
+    expect(run.status).toBe("SUCCESS");
+    // As a run leaves them when one email's call was cut off and another node then failed for good.
+    const db = await getDb();
+    await db.execute(sql`update email_sends set status = 'unknown' where run_id = ${run.runId} and item_index = 0`);
+    await db.execute(sql`update node_results set status = 'FAILED' where run_id = ${run.runId} and node_id = 'src'`);
+    await db.execute(sql`update runs set status = 'FAILED' where id = ${run.runId}`);
+    const before = smtp.messages.length;
+    const res = await resend(account.token, run.runId);
+    expect(res.status).toBe(409);
+    expect(res.body.detail).toBe('Node "src" of this run failed: retry the run first; resending sends only the emails of unknown fate.');
+    expect(smtp.messages.length).toBe(before);
+  });
 });
