@@ -9,6 +9,8 @@ export type SenderKind = "resend" | "smtp" | "ses";
 export type SenderSettings = {
   smtp?: { host: string; port: number; secure: boolean; username?: string };
   ses?: { region: string; accessKeyId: string; configurationSet?: string };
+  /** The SNS topic whose subscription this SES sender confirmed first: the only topic its events are taken from. */
+  snsTopicArn?: string;
 };
 
 /** An account's own email provider for its OUTPUT nodes (Resend key, SMTP server or Amazon SES account). */

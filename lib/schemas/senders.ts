@@ -138,6 +138,6 @@ export const senderOperations: OperationSpec[] = [
     method: "post", path: "/api/integrations/ses/events/:senderId", operationId: "sesEvents", tag: "Sending", auth: false,
     summary: "An SES sender's bounces and complaints through Amazon SNS (signature verified; the subscription is confirmed): permanent bounces and complaints suppress the address for the sender's account",
     responses: { 200: { description: "Accepted", schema: z.object({ handled: z.boolean() }) } },
-    errors: ["invalid_token", "not_found"],
+    errors: ["invalid_token", "forbidden", "not_found"],
   },
 ];

@@ -77,6 +77,32 @@ describe("SES events through SNS", () => {
     expect(fetched.filter((u) => u === CERT_URL)).toHaveLength(1);
   });
 
+  it("takes events only from the topic it confirmed: another account's topic answers 403 and suppresses nothing", async () => {
+    const { token, senderId } = await sesSenderOf();
+    const bounce = JSON.stringify({ notificationType: "Bounce", bounce: { bounceType: "Permanent", bouncedRecipients: [{ emailAddress: "victim@example.com" }] } });
+    // Before any confirmation, a notification is refused; so is a confirmation of a topic in another region.
+    expect((await post(senderId, signed({ Message: bounce }))).status).toBe(403);
+    const before = fetched.length;
+    const elsewhere = await post(senderId, signed({
+      Type: "SubscriptionConfirmation", Token: "t2", TopicArn: "arn:aws:sns:us-east-1:999999999999:attacker",
+      SubscribeURL: "https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=y&Token=t2",
+    }));
+    expect(elsewhere.status).toBe(403);
+    expect(fetched.length).toBe(before);
+    const confirm = await post(senderId, signed({
+      Type: "SubscriptionConfirmation", Token: "tok", Message: "You have chosen to subscribe…",
+      SubscribeURL: "https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=x&Token=tok",
+    }));
+    expect(confirm.status).toBe(200);
+    // A second topic in the same region (someone else's) is refused, after the first one was confirmed.
+    const other = { TopicArn: "arn:aws:sns:eu-west-1:999999999999:attacker" };
+    expect((await post(senderId, signed({ ...other, Message: bounce }))).status).toBe(403);
+    expect((await post(senderId, signed({ ...other, Type: "SubscriptionConfirmation", Token: "t3", SubscribeURL: "https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=z&Token=t3" }))).status).toBe(403);
+    expect((await call(listSuppressions, { path: "/api/suppressions", token })).body.items).toEqual([]);
+    expect((await post(senderId, signed({ Message: bounce }))).body).toEqual({ handled: true });
+    expect((await call(listSuppressions, { path: "/api/suppressions", token })).body.items.map((i: { email: string }) => i.email)).toEqual(["victim@example.com"]);
+  });
+
   it("answers 401 for a bad signature or a certificate anywhere but SNS, 404 for an unknown or non-SES sender", async () => {
     const { senderId, token } = await sesSenderOf();
     const bounce = JSON.stringify({ notificationType: "Bounce", bounce: { bounceType: "Permanent", bouncedRecipients: [{ emailAddress: "x@example.com" }] } });

@@ -26,7 +26,9 @@ export async function settingsColumns(kind: SenderKind, input: KindInput, previo
   }
   if (kind === "ses" && input.ses) {
     const { secretAccessKey, ...shown } = input.ses;
-    const columns = { settings: { ses: shown } as SenderSettings, ...secret(secretAccessKey) };
+    // The SNS topic confirmed for this sender stays pinned while its region does (new keys, same account's topic).
+    const topic = same?.settings?.snsTopicArn && same.settings.ses?.region === shown.region ? { snsTopicArn: same.settings.snsTopicArn } : {};
+    const columns = { settings: { ses: shown, ...topic } as SenderSettings, ...secret(secretAccessKey) };
     if (!columns.secretEncrypted) throw invalid("ses.secretAccessKey", "Required");
     return columns;
   }

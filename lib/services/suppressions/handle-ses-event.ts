@@ -1,5 +1,5 @@
 import "server-only";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { senders } from "@/db/schema";
 import { getFromSns, verifySnsMessage, type SnsMessage } from "@/lib/email/sns-verify";
@@ -25,7 +25,7 @@ type SesEvent = {
  */
 export async function handleSesEvent(senderId: string, rawBody: string): Promise<{ handled: boolean }> {
   const sender = looksLikeId("snd", senderId)
-    ? (await (await getDb()).select({ accountId: senders.accountId, kind: senders.kind }).from(senders).where(eq(senders.id, senderId)))[0]
+    ? (await (await getDb()).select({ accountId: senders.accountId, kind: senders.kind, settings: senders.settings }).from(senders).where(eq(senders.id, senderId)))[0]
     : undefined;
   if (!sender || sender.kind !== "ses") throw notFound("Sender");
   let message: SnsMessage;
@@ -37,7 +37,21 @@ export async function handleSesEvent(senderId: string, rawBody: string): Promise
   if (!message || typeof message !== "object" || !(await verifySnsMessage(message))) {
     throw new AppError("invalid_token", "The Amazon SNS signature is missing or does not verify.");
   }
+  // A valid signature proves only that Amazon SNS sent the message, from anyone's topic: the sender takes events from
+  // one topic, the first whose subscription it confirmed, in the sender's own region. Another topic answers 403.
+  const topic = typeof message.TopicArn === "string" ? message.TopicArn : "";
+  const pinned = sender.settings?.snsTopicArn;
+  const region = sender.settings?.ses?.region;
+  if (pinned ? topic !== pinned : !topic.startsWith(`arn:aws:sns:${region}:`) || message.Type !== "SubscriptionConfirmation") {
+    throw new AppError("forbidden", pinned
+      ? "This SNS topic is not the one this sender's events come from."
+      : `Confirm the subscription of an SNS topic in ${region} first: this sender takes events from that topic only.`);
+  }
   if (message.Type === "SubscriptionConfirmation" && message.SubscribeURL) {
+    if (!pinned) {
+      await (await getDb()).execute(sql`update senders set settings = settings || jsonb_build_object('snsTopicArn', ${topic}::text)
+        where id = ${senderId} and settings->>'snsTopicArn' is null`);
+    }
     await getFromSns(message.SubscribeURL).catch((error: unknown) => {
       throw new AppError("service_unavailable", `The SNS subscription could not be confirmed: ${error instanceof Error ? error.message : "no answer"}.`);
     });
