@@ -15,6 +15,11 @@ export type SmtpOptions = {
   replyTo?: string;
   /** Open connections of the pool (nodemailer's); each carries one email at a time. */
   maxConnections?: number;
+  /**
+   * The address `host` resolved to when the SSRF guard checked it: the pool connects there and nowhere else, whatever
+   * DNS answers later, and TLS still verifies the certificate against `host`.
+   */
+  pinnedAddress?: string;
 };
 
 /** Connections kept open per SMTP sender: enough to carry tens of emails a second over a high-latency link. */
@@ -35,7 +40,8 @@ export function smtpPacingKey(host: string, port: number, username?: string): st
 export function createSmtpSender(options: SmtpOptions): EmailSender & { close(): void } {
   const transporter = nodemailer.createTransport({
     pool: true,
-    host: options.host,
+    host: options.pinnedAddress ?? options.host,
+    ...(options.pinnedAddress && options.pinnedAddress !== options.host ? { tls: { servername: options.host } } : {}),
     port: options.port,
     secure: options.secure,
     maxConnections: options.maxConnections ?? SMTP_POOL_CONNECTIONS,

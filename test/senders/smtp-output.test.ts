@@ -3,6 +3,7 @@
 // per item; throttling (421) waited out without dropping an email; a refused recipient marked failed while the rest go;
 // a refused sender failing the node at once.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { resetConfig } from "@/lib/config";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeSmtp, type FakeSmtp } from "@/test/support/fake-smtp";
@@ -93,6 +94,24 @@ describe("OUTPUT through an SMTP sender", () => {
     const workflowId = await insertWorkflow(account.id, personGraph(uploadId, { replyTo: "{{item.name}}@replies.example.com" }));
     expect((await runToFinish(executor, account.token, workflowId)).result).toMatchObject({ emailsSent: 2 });
     expect(resend.emails().map((e) => e.headers?.["Reply-To"]).sort()).toEqual(["P0@replies.example.com", "P1@replies.example.com"]);
+  });
+
+  it("checks the SMTP host's address again when it sends, not only when the sender was saved", async () => {
+    const { token, workflowId } = await setup({ senderId: "$sender" });
+    // Saved while private addresses were allowed; by the time it sends, its address is one the guard refuses (as
+    // when a name is rebound to a private address after the check).
+    process.env.ALLOW_PRIVATE_NETWORK_TARGETS = "false";
+    resetConfig();
+    try {
+      const connectionsBefore = smtp.connections;
+      const run = await runToFinish(executor, token, workflowId);
+      expect(run.status).toBe("FAILED");
+      expect(smtp.messages).toHaveLength(0);
+      expect(smtp.connections).toBe(connectionsBefore);
+    } finally {
+      delete process.env.ALLOW_PRIVATE_NETWORK_TARGETS;
+      resetConfig();
+    }
   });
 
   it("waits out 421 answers without dropping an email, through a pool of connections", async () => {

@@ -10,6 +10,7 @@ import { createSesSender, readSesQuota } from "@/lib/email/ses-sender";
 import { createSmtpSender } from "@/lib/email/smtp-sender";
 import type { EmailSender } from "@/lib/email/types";
 import type { ResolvedSender } from "@/lib/nodes/ports";
+import { safeSmtpAddresses } from "./sender-settings";
 import type { SenderRow } from "./sender-view";
 
 /** Default pace of a sender of each kind without its own `ratePerSecond` (SES: the account's MaxSendRate). */
@@ -74,7 +75,9 @@ async function build(row: SenderRow): Promise<ResolvedSender> {
   }
   if (row.kind === "smtp") {
     const smtp = row.settings.smtp!;
-    const sender = createSmtpSender({ ...smtp, password: secret, from: row.fromAddress, replyTo });
+    // Checked again here, not only when the sender was saved: the name may resolve elsewhere now (DNS rebinding).
+    const pinnedAddress = (await safeSmtpAddresses(smtp.host))[0];
+    const sender = createSmtpSender({ ...smtp, pinnedAddress, password: secret, from: row.fromAddress, replyTo });
     return { ...base, sender, ratePerSecond: row.ratePerSecond ?? DEFAULT_RATE.smtp, label: "The SMTP server" };
   }
   const ses = row.settings.ses!;

@@ -44,10 +44,15 @@ export const invalid = (path: string, message: string) =>
  */
 async function assertSafeHost(host: string): Promise<void> {
   try {
-    const bare = host.replace(/^\[|\]$/g, "");
-    await assertSafeTargetUrl(bare.includes(":") ? `https://[${bare}]/` : `https://${bare}/`);
+    await safeSmtpAddresses(host);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     throw new AppError("validation_failed", error.message, { errors: [{ path: "smtp.host", code: "unsafe_host", message: error.message }] });
   }
+}
+
+/** The addresses an SMTP host resolves to now, each allowed by the SSRF guard (else its AppError). */
+export async function safeSmtpAddresses(host: string): Promise<string[]> {
+  const bare = host.replace(/^\[|\]$/g, "");
+  return (await assertSafeTargetUrl(bare.includes(":") ? `https://[${bare}]/` : `https://${bare}/`)).addresses;
 }
