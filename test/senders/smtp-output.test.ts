@@ -4,6 +4,7 @@
 // a refused sender failing the node at once.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
+import { renderMetrics } from "@/lib/observability/metrics";
 import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeSmtp, type FakeSmtp } from "@/test/support/fake-smtp";
@@ -59,6 +60,9 @@ describe("OUTPUT through an SMTP sender", () => {
     const page = await listEmails(token, run.runId, "out");
     expect(page.body.counts).toMatchObject({ sent: 3, sending: 0, unknown: 0 });
     expect(page.body.items[1].providerMessageId).toBe(p1.messageId);
+    // An account's own sender is observed like the deployment's transport: its emails in the metrics.
+    const { body: metricsText } = await renderMetrics();
+    expect(metricsText).toMatch(/^flowmail_emails_total\{transport="smtp",status="sent"\} [1-9]/m);
   });
 
   it("uses the account's default sender without a senderId, and the deployment's transport without a default", async () => {

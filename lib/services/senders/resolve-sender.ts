@@ -9,6 +9,7 @@ import { createResendSender } from "@/lib/email/resend-sender";
 import { createSesSender, readSesQuota } from "@/lib/email/ses-sender";
 import { createSmtpSender } from "@/lib/email/smtp-sender";
 import type { EmailSender } from "@/lib/email/types";
+import { instrumentSender } from "@/lib/observability/send";
 import type { ResolvedSender } from "@/lib/nodes/ports";
 import { safeSmtpAddresses } from "./sender-settings";
 import type { SenderRow } from "./sender-view";
@@ -65,7 +66,13 @@ export function senderFromRow(row: SenderRow): Promise<ResolvedSender> {
   return resolved;
 }
 
+/** An account's own sender, its provider calls observed like the deployment's (metrics and `send.batch` spans). */
 async function build(row: SenderRow): Promise<ResolvedSender> {
+  const resolved = await buildUnobserved(row);
+  return { ...resolved, sender: instrumentSender(resolved.sender) };
+}
+
+async function buildUnobserved(row: SenderRow): Promise<ResolvedSender> {
   const secret = row.secretEncrypted ? decryptSecret(row.secretEncrypted) : undefined;
   const replyTo = row.replyTo ?? undefined;
   const base = { senderId: row.id, dailyQuota: row.dailyQuota ?? undefined };
