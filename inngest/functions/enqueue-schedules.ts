@@ -4,7 +4,7 @@ import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
 import { getInngest, runWakeEvent } from "@/lib/events/inngest";
 
 /**
- * Every minute under Inngest: the same "enqueue due slots" service the embedded executor's sweep calls (CONTRACT 13).
+ * Every minute under Inngest: the same "enqueue due slots" service the embedded executor's sweep calls.
  * The slot claim lives in PostgreSQL, so a retried or duplicated invocation never enqueues a slot twice; the wake-ups
  * go out as events after the step, so a retry of the step does not send them twice either.
  */

@@ -24,14 +24,14 @@ export const sweepRunsFunction = getInngest().createFunction(
       return taken;
     });
     const idle = await step.run("find-idle-queues", () => workflowsNeedingWake(db));
-    // Resumable uploads (CONTRACT 14): unfinished tus uploads expire after 24 h.
+    // Resumable uploads: unfinished tus uploads expire after 24 h.
     await step.run("expire-tus-uploads", () => expireTusUploads());
     const events = [
       ...stale.map((r) => runWakeEvent.create({ workflowId: r.workflowId, resumeRunId: r.runId })),
       ...idle.map((workflowId) => runWakeEvent.create({ workflowId })),
     ];
     if (events.length > 0) await step.sendEvent("wake-workflows", events);
-    // Retention housekeeping (CONTRACT 12), bounded per call: every minute is often enough and cheap.
+    // Retention housekeeping, bounded per call: every minute is often enough and cheap.
     const pruned = await step.run("prune-expired", () => pruneExpired(db, { retentionDays: getConfig().runOutputRetentionDays }));
     return { resumed: stale.length, woken: idle.length, pruned };
   },

@@ -4,7 +4,8 @@ import { GetAccountCommand, SESv2Client, SendEmailCommand } from "@aws-sdk/clien
 import MailComposer from "nodemailer/lib/mail-composer";
 import { providerErrorText } from "@/lib/net/provider-message";
 import { messageIdFor } from "./message-id";
-import { EmailSendError, type BatchResult, type EmailSender, type OutgoingEmail, type SendResult } from "./types";
+import { oneCallPerEmail } from "./one-call-per-email";
+import { EmailSendError, type EmailSender, type OutgoingEmail, type SendResult } from "./types";
 
 export type SesOptions = {
   region: string;
@@ -68,14 +69,7 @@ export function createSesSender(options: SesOptions): EmailSender {
     perEmail: true,
     pacingKey: sesPacingKey(options.accessKeyId, options.region),
     send,
-    async sendBatch(emails) {
-      const results: SendResult[] = [];
-      for (const email of emails) results.push(await send(email));
-      return results;
-    },
-    async sendBatchDetailed(emails): Promise<BatchResult> {
-      return { results: await this.sendBatch(emails) };
-    },
+    ...oneCallPerEmail(send),
   };
 }
 

@@ -3,7 +3,8 @@ import { createHash } from "node:crypto";
 import nodemailer from "nodemailer";
 import { providerErrorText } from "@/lib/net/provider-message";
 import { messageIdFor } from "./message-id";
-import { EmailSendError, type BatchResult, type EmailSender, type OutgoingEmail, type SendResult } from "./types";
+import { oneCallPerEmail } from "./one-call-per-email";
+import { EmailSendError, type EmailSender, type OutgoingEmail, type SendResult } from "./types";
 
 export type SmtpOptions = {
   host: string;
@@ -74,14 +75,7 @@ export function createSmtpSender(options: SmtpOptions): EmailSender & { close():
     perEmail: true,
     pacingKey: smtpPacingKey(options.host, options.port, options.username),
     send,
-    async sendBatch(emails) {
-      const results: SendResult[] = [];
-      for (const email of emails) results.push(await send(email));
-      return results;
-    },
-    async sendBatchDetailed(emails): Promise<BatchResult> {
-      return { results: await this.sendBatch(emails) };
-    },
+    ...oneCallPerEmail(send),
     close: () => transporter.close(),
   };
 }
