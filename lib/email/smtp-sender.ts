@@ -1,5 +1,6 @@
 import "server-only";
 import { createHash } from "node:crypto";
+import net from "node:net";
 import nodemailer from "nodemailer";
 import { providerErrorText } from "@/lib/net/provider-message";
 import { messageIdFor } from "./message-id";
@@ -48,7 +49,9 @@ export function createSmtpSender(options: SmtpOptions): EmailSender & { close():
     maxConnections: options.maxConnections ?? SMTP_POOL_CONNECTIONS,
     ...(options.username ? { auth: { user: options.username, pass: options.password ?? "" } } : {}),
     ...TIMEOUTS,
-  });
+    getSocket: (socketOptions: { host?: string; port?: number }, callback: SocketCallback) =>
+      openNoDelaySocket(socketOptions.host ?? options.host, socketOptions.port ?? options.port, callback),
+  } as Parameters<typeof nodemailer.createTransport>[0]);
   const send = async (email: OutgoingEmail): Promise<SendResult> => {
     const messageId = email.idempotencyKey ? messageIdFor(email.idempotencyKey) : undefined;
     try {
@@ -78,6 +81,35 @@ export function createSmtpSender(options: SmtpOptions): EmailSender & { close():
     ...oneCallPerEmail(send),
     close: () => transporter.close(),
   };
+}
+
+type SocketCallback = (error: Error | null, socketOptions?: { connection: net.Socket }) => void;
+
+/**
+ * Opens the pool's TCP connections itself, with Nagle's algorithm off. nodemailer leaves it on, and an SMTP exchange is
+ * a series of small writes each waiting for an answer: with Nagle's algorithm and the server's delayed ACK every
+ * command waits ~40 ms, which held one connection to ~22 emails a second (110/s for the pool) however fast the server.
+ * nodemailer then speaks SMTP on the connected socket, upgrading it to TLS first for `secure` senders.
+ */
+function openNoDelaySocket(host: string, port: number, callback: SocketCallback): void {
+  const socket = net.connect({ host, port });
+  socket.setNoDelay(true);
+  let settled = false;
+  const settle = (error: Error | null) => {
+    if (settled) return;
+    settled = true;
+    socket.setTimeout(0);
+    socket.removeListener("error", settle);
+    if (error) {
+      socket.destroy();
+      callback(error);
+    } else callback(null, { connection: socket });
+  };
+  socket.setTimeout(TIMEOUTS.connectionTimeout, () =>
+    settle(Object.assign(new Error(`connection to ${host}:${port} timed out`), { code: "ETIMEDOUT" })),
+  );
+  socket.once("error", settle);
+  socket.once("connect", () => settle(null));
 }
 
 type NodemailerError = { code?: string; responseCode?: number; command?: string; response?: string; message?: string };
