@@ -42,6 +42,9 @@ export function smtpPacingKey(host: string, port: number, username?: string): st
 export function createSmtpSender(options: SmtpOptions): EmailSender & { close(): void } {
   const transporter = nodemailer.createTransport({
     pool: true,
+    // Without `secure`, the password goes only after STARTTLS: a server (or someone in between) that does not offer it
+    // is refused rather than sent the password in clear. A server on this machine may be plain (a local relay).
+    requireTLS: !options.secure && options.username !== undefined && !isLocalHost(options.host),
     host: options.pinnedAddress ?? options.host,
     ...(options.pinnedAddress && options.pinnedAddress !== options.host ? { tls: { servername: options.host } } : {}),
     port: options.port,
@@ -83,6 +86,12 @@ export function createSmtpSender(options: SmtpOptions): EmailSender & { close():
   };
 }
 
+/** localhost or a loopback address, as the sender's host was written. */
+export function isLocalHost(host: string): boolean {
+  const bare = host.toLowerCase().replace(/^\[|\]$/g, "");
+  return bare === "localhost" || bare.endsWith(".localhost") || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
+}
+
 type SocketCallback = (error: Error | null, socketOptions?: { connection: net.Socket }) => void;
 
 /**
@@ -121,7 +130,7 @@ const CONNECTION = new Set(["ECONNECTION", "ETIMEDOUT", "ESOCKET", "EDNS", "ECON
 /**
  * What an SMTP failure means for the email:
  * - throttling replies, other 4xx and connection failures: wait and try again (`throttled`, retryable);
- * - authentication refused (EAUTH, 530/534/535), or a 5xx to MAIL FROM (the from address refused): the sender itself
+ * - no STARTTLS where the password must go encrypted (ETLS), authentication refused (EAUTH, 530/534/535), or a 5xx to MAIL FROM (the from address refused): the sender itself
  *   is refused, the node fails;
  * - any other 5xx (to RCPT TO: the recipient; to DATA: this message): that email is refused, the node goes on;
  * - anything else fails the node with the server's sentence.
@@ -132,6 +141,10 @@ export function smtpError(error: unknown): EmailSendError {
   const fromResponse = typeof e.response === "string" ? Number(/^\d{3}/.exec(e.response)?.[0]) : NaN;
   const code = typeof e.responseCode === "number" ? e.responseCode : Number.isFinite(fromResponse) ? fromResponse : undefined;
   const message = providerErrorText("SMTP", code ?? e.code, e.response ?? e.message ?? "unknown error");
+  if (e.code === "ETLS" || /STARTTLS/i.test(e.command ?? "")) {
+    const text = providerErrorText("SMTP", code ?? e.code, `the server does not offer STARTTLS, and the password is only sent encrypted (use secure on port 465, or a server that offers STARTTLS): ${e.response ?? e.message ?? ""}`.trim());
+    return new EmailSendError(text, false, undefined, { refused: "sender", status: code ?? null });
+  }
   if (e.code === "EAUTH" || code === 530 || code === 534 || code === 535) {
     return new EmailSendError(message, false, undefined, { refused: "sender", status: code ?? null });
   }

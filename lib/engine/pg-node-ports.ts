@@ -83,7 +83,7 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       },
     },
     senders: {
-      resolve: (accountId, senderId) => resolveSender(db, accountId, senderId),
+      resolve: (accountId, senderId, fixedDefault) => resolveSender(db, accountId, senderId, fixedDefault),
       takeDaily: (key, quota, n) => each.takeDailyQuota(db, key, quota, n),
       noteError: (senderId, error) => noteSenderError(db, senderId, error),
     },

@@ -138,12 +138,13 @@ function goneCte(workflowId: string): SQL {
 
 /**
  * What a claimed run's emails are built with: kept once set; a retry takes its chain's first run's; otherwise this
- * instance's APP_URL and EMAIL_FROM.
+ * instance's APP_URL and EMAIL_FROM, and the account's default sender now (null: none).
  */
 function emailIdentitySql(): SQL {
   const config = getConfig();
   const own = JSON.stringify({ appUrl: config.appUrl, from: config.emailFrom });
-  return sql`coalesce(runs.email_identity, (select root.email_identity from runs root where root.id = runs.chain_root_id), ${own}::jsonb)`;
+  return sql`coalesce(runs.email_identity, (select root.email_identity from runs root where root.id = runs.chain_root_id),
+    ${own}::jsonb || jsonb_build_object('defaultSenderId', (select s.id from senders s where s.account_id = runs.account_id and s.is_default)))`;
 }
 
 async function claim<Extra = object>(

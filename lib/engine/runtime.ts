@@ -24,7 +24,12 @@ export type RunInfo = {
   emailIdentity?: EmailIdentity | null;
 };
 
-export type EmailIdentity = { appUrl: string; from: string };
+/**
+ * What a run's emails are built with, fixed when it is first claimed. `defaultSenderId`: the account's default sender
+ * then (null: none, the deployment's transport), used by OUTPUT nodes without a `senderId`; absent on runs claimed
+ * before it was recorded.
+ */
+export type EmailIdentity = { appUrl: string; from: string; defaultSenderId?: string | null };
 
 /** The columns of `runs` a run's snapshot is read from (by the claim and by loadRun): see runFromRow. */
 export const RUN_COLUMNS =

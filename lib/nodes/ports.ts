@@ -159,7 +159,11 @@ export type ResolvedSender = {
 
 /** Which transport an OUTPUT node uses: its `senderId`, else the account's default sender, else the deployment's. */
 export interface SenderPort {
-  resolve(accountId: string, senderId?: string): Promise<ResolvedSender>;
+  /**
+   * `fixedDefault`: for a node without a senderId, the default sender recorded on the run (null: the deployment's
+   * transport); undefined: the account's default sender now.
+   */
+  resolve(accountId: string, senderId?: string, fixedDefault?: string | null): Promise<ResolvedSender>;
   /** Takes `n` emails of the key's daily quota; false (none taken) when they do not fit today. */
   takeDaily?(key: string, quota: number, n: number): Promise<boolean>;
   /** Notes a refusal of the sender itself (or null after a success) on the sender, for its settings page. */

@@ -26,9 +26,10 @@ export type NodeRuntime = {
   /**
    * The APP_URL and sender the run's emails are built with, fixed when the run was first claimed: an instance with
    * other settings that resumes the run sends the same bytes under the same idempotency keys. Undefined: this
-   * instance's settings.
+   * instance's settings. `defaultSenderId`: the account's default sender when the run was first claimed (null: none),
+   * so that a resumed or retried run sends through the transport it began with, whatever the default is now.
    */
-  emailIdentity?: { appUrl: string; from: string };
+  emailIdentity?: { appUrl: string; from: string; defaultSenderId?: string | null };
   /** Status and (for SUCCESS) output of the nodes this node's data names. */
   nodeState(id: string): NodeState | undefined;
   /** Outputs of SUCCESS nodes, keyed by id (the `nodes` scope of expressions). */

@@ -16,7 +16,7 @@ export const resendConfig = z.strictObject({ apiKey: z.string().trim().min(8).ma
 export const smtpConfig = z.strictObject({
   host,
   port: z.number().int().min(1).max(65535),
-  secure: z.boolean().describe("true: TLS from the first byte (port 465); false: STARTTLS when the server offers it"),
+  secure: z.boolean().describe("true: TLS from the first byte (port 465); false: STARTTLS, required before a password is sent unless the host is localhost or a loopback address"),
   username: z.string().max(254).optional(),
   password: z.string().max(500).optional().describe("Write-only; left out on PATCH, the stored one is kept"),
 });

@@ -6,7 +6,9 @@ import { senders } from "@/db/schema";
 import { eq } from "drizzle-orm";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeSmtp, type FakeSmtp } from "@/test/support/fake-smtp";
-import { insertWorkflow } from "@/test/runs/helpers";
+import { insertUpload, insertWorkflow } from "@/test/runs/helpers";
+import * as validateRoute from "@/app/api/workflows/validate/route";
+import { call } from "@/test/support/http";
 import { senderApi, smtpSender } from "./helpers";
 
 let smtp: FakeSmtp;
@@ -82,6 +84,31 @@ describe("senders", () => {
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe("sender_in_use");
     expect(refused.body.detail).toContain('"Weekly digest"');
+  });
+
+  it("refuses at save time an OUTPUT naming a sender the account does not have (another account's, or none)", async () => {
+    const a = await createTestAccount();
+    const b = await createTestAccount();
+    const mine = (await senderApi(a.token).create(smtpSender(smtp.port))).body.id as string;
+    const theirs = (await senderApi(b.token).create(smtpSender(smtp.port))).body.id as string;
+    const uploadId = await insertUpload(a.id, ["email"], [["p@example.com"]]);
+    const graph = (senderId: string) => ({
+      nodes: [
+        { id: "t", type: "TRIGGER", data: {} },
+        { id: "src", type: "DATA_SOURCE", data: { uploadId } },
+        { id: "out", type: "OUTPUT", data: { forEach: "{{src.rows}}", to: "{{item.email}}", subject: "s", body: "b", senderId } },
+      ],
+      edges: [{ source: "t", target: "src" }, { source: "src", target: "out" }],
+    });
+    const validate = (senderId: string) => call(validateRoute.POST, { json: { graph: graph(senderId) }, token: a.token });
+    expect((await validate(mine)).body).toEqual({ valid: true, errors: [] });
+    for (const senderId of [theirs, "snd_doesnotexist"]) {
+      const answer = await validate(senderId);
+      expect(answer.body.valid).toBe(false);
+      expect(answer.body.errors).toEqual([
+        { code: "invalid_node_data", path: "graph.nodes[2].data.senderId", nodeId: "out", message: `Sender ${senderId} does not exist (or was deleted): choose one in Settings → Senders` },
+      ]);
+    }
   });
 
   it("sends a test email to the account's own address through the sender, and reports a refusal as 422", async () => {

@@ -11,7 +11,9 @@ import { startFakeSmtp, type FakeSmtp } from "@/test/support/fake-smtp";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { insertUpload, insertWorkflow, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 import { listEmails, personGraph } from "@/test/sending/helpers";
-import { runToFinish, senderApi, smtpSender } from "./helpers";
+import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
+import { call } from "@/test/support/http";
+import { finished, runToFinish, senderApi, smtpSender } from "./helpers";
 
 let smtp: FakeSmtp;
 let resend: FakeResend;
@@ -151,5 +153,27 @@ describe("OUTPUT through an SMTP sender", () => {
     expect(smtp.messages).toHaveLength(0);
     const page = await listEmails(token, run.runId, "out");
     expect(page.body.counts).toMatchObject({ sent: 0, sending: 0, failed: 5 });
+  });
+
+  it("keeps the default sender a run began with: its retry sends through it after the account's default changed", async () => {
+    smtp.requireAuth("mailer", "the-right-one");
+    const { token, workflowId, senderId } = await setup({}, people(4), { isDefault: true });
+    const first = await runToFinish(executor, token, workflowId);
+    expect(first.status).toBe("FAILED");
+    expect(first.error).toMatch(/The SMTP server refused the sender/);
+    // The account no longer has a default sender: new runs go through the deployment's transport…
+    expect((await senderApi(token).patch(senderId, { isDefault: false })).status).toBe(200);
+    smtp.requireAuth("mailer", "s3cret-pass");
+    const retried = await call(retryHandler, { method: "POST", path: `/api/workflows/runs/${first.runId}/retry`, token, params: { runId: first.runId } });
+    expect(retried.status).toBe(202);
+    const retry = await finished(executor, token, retried.body.runId as string);
+    // …but the retry sends through the sender its chain began with.
+    expect(retry.status).toBe("SUCCESS");
+    expect(smtp.messages.map((m) => m.to[0]).sort()).toEqual(["p0@example.com", "p1@example.com", "p2@example.com", "p3@example.com"]);
+    expect(resend.emails()).toHaveLength(0);
+    const fresh = await runToFinish(executor, token, workflowId);
+    expect(fresh.result).toMatchObject({ emailsSent: 4 });
+    expect(resend.emails()).toHaveLength(4);
+    expect(smtp.messages).toHaveLength(4);
   });
 });

@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
  *   const smtp = await startFakeSmtp();            // listens on 127.0.0.1, port 0; no TLS, AUTH optional
  *   smtp.port; smtp.messages                        // every accepted message: { from, to, raw, messageId, subject }
  *   smtp.connections / smtp.open / smtp.maxOpen     // connections ever opened / open now / most open at once (since reset)
+ *   smtp.authenticated                              // AUTH commands received (since reset)
  *   smtp.refuse("bad@example.com")                  // RCPT TO that address answers 550 (permanent)
  *   smtp.throttleNext(3)                            // the next 3 MAIL FROM answer 421 (try later)
  *   smtp.requireAuth("user", "pass")                // AUTH required; a wrong password answers 535
@@ -22,6 +23,7 @@ export type FakeSmtp = {
   messages: FakeSmtpMessage[];
   readonly connections: number;
   readonly maxOpen: number;
+  readonly authenticated: number;
   readonly open: number;
   refuse(address: string): void;
   throttleNext(n: number): void;
@@ -42,7 +44,7 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
   let hold = false;
   let holdFrom = Number.POSITIVE_INFINITY;
   const waiting: (() => void)[] = [];
-  const state = { connections: 0, open: 0, maxOpen: 0 };
+  const state = { connections: 0, open: 0, maxOpen: 0, authenticated: 0 };
   const messages: FakeSmtpMessage[] = [];
 
   const server = new SMTPServer({
@@ -64,6 +66,7 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
       state.open--;
     },
     onAuth(a, _session, callback) {
+      state.authenticated++;
       if (auth && a.username === auth.user && a.password === auth.pass) return callback(null, { user: a.username });
       if (!auth) return callback(null, { user: a.username });
       const error = Object.assign(new Error("Authentication credentials invalid"), { responseCode: 535 });
@@ -116,6 +119,9 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
     get maxOpen() {
       return state.maxOpen;
     },
+    get authenticated() {
+      return state.authenticated;
+    },
     get open() {
       return state.open;
     },
@@ -137,6 +143,7 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
       holdFrom = Number.POSITIVE_INFINITY;
       waiting.splice(0).forEach((f) => f());
       state.maxOpen = state.open;
+      state.authenticated = 0;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

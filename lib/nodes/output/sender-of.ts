@@ -17,8 +17,11 @@ export function senderOf(node: NodeOf<"OUTPUT">, rt: NodeRuntime): Promise<Resol
   let resolved = resolvedFor.get(rt);
   if (!resolved) {
     const { senderId } = outputData(node);
+    // Without a senderId: the account's default sender when the run was first claimed, if that was recorded.
+    const identity = rt.emailIdentity;
+    const fixedDefault = identity && "defaultSenderId" in identity ? identity.defaultSenderId : undefined;
     resolved = rt.ports.senders
-      ? rt.ports.senders.resolve(rt.accountId, senderId).catch((error: unknown) => {
+      ? rt.ports.senders.resolve(rt.accountId, senderId, fixedDefault).catch((error: unknown) => {
           if (error instanceof Error && error.name === "SenderMissing") throw new NodeError(error.message, { cause: error });
           throw error;
         })

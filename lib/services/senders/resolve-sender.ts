@@ -26,10 +26,15 @@ type Made = { version: string; resolved: Promise<ResolvedSender> };
 const made = new Map<string, Made>();
 
 /**
- * The sender an OUTPUT node sends through: its `senderId`, else the account's default sender, else the deployment's
- * transport. A `senderId` that is not the account's (deleted since) is refused with a sentence naming it.
+ * The sender an OUTPUT node sends through: its `senderId`, else the account's default sender (the one recorded on the
+ * run when it was first claimed, `fixedDefault`, when given), else the deployment's transport. A sender that is not the
+ * account's (deleted since) is refused with a sentence naming it.
  */
-export async function resolveSender(db: Db, accountId: string, senderId?: string): Promise<ResolvedSender> {
+export async function resolveSender(db: Db, accountId: string, senderId?: string, fixedDefault?: string | null): Promise<ResolvedSender> {
+  if (senderId === undefined && fixedDefault !== undefined) {
+    if (fixedDefault === null) return deploymentSender();
+    senderId = fixedDefault;
+  }
   const [row] = await db.select().from(senders).where(
     senderId ? and(eq(senders.id, senderId), eq(senders.accountId, accountId)) : and(eq(senders.accountId, accountId), eq(senders.isDefault, true)),
   );

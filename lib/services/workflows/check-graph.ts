@@ -1,7 +1,7 @@
 import "server-only";
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { googleLinks, uploads } from "@/db/schema";
+import { googleLinks, senders, uploads } from "@/db/schema";
 import { itemColumnProblems, type UploadColumns } from "@/lib/graph/list-shapes";
 import { validateGraph, type GraphError } from "@/lib/graph/validate";
 import { AppError } from "@/lib/http/errors";
@@ -13,7 +13,7 @@ const MAX_ID_LENGTH = 100;
 /**
  * The pure graph validation plus the checks that need the database: every `uploadId` must name one of the
  * account's live uploads (`unknown_upload` — the same answer for missing, deleted, and another account's), and a
- * `driveFileId` needs an active Google Drive link.
+ * `driveFileId` needs an active Google Drive link, and an OUTPUT's `senderId` must name one of the account's senders.
  */
 export async function checkGraph(db: Db, accountId: string, input: unknown): Promise<{ valid: boolean; errors: GraphError[] }> {
   const result = validateGraph(input);
@@ -21,7 +21,7 @@ export async function checkGraph(db: Db, accountId: string, input: unknown): Pro
   if (result.errors.some((error) => error.code === "too_large")) return { valid: false, errors: result.errors };
   const refs = dataSourceRefs(input);
   const live = await liveUploads(db, accountId, refs);
-  const errors = [...result.errors, ...uploadErrors(refs, live), ...columnErrors(input, live), ...(await checkDrive(db, accountId, refs))];
+  const errors = [...result.errors, ...uploadErrors(refs, live), ...columnErrors(input, live), ...(await checkDrive(db, accountId, refs)), ...(await checkSenders(db, accountId, input))];
   return { valid: errors.length === 0, errors };
 }
 
@@ -85,6 +85,27 @@ async function checkDrive(db: Db, accountId: string, refs: DataSourceRef[]): Pro
     .where(and(eq(googleLinks.accountId, accountId), eq(googleLinks.status, "active")));
   if (link) return [];
   return driveRefs.map((ref) => graphError(ref, "invalid_node_data", "Connect Google Drive in Settings before using a Drive file"));
+}
+
+/** OUTPUT `senderId`s that are not the account's senders (missing, deleted, or another account's: one answer). */
+async function checkSenders(db: Db, accountId: string, input: unknown): Promise<GraphError[]> {
+  const nodes = isRecord(input) && Array.isArray(input.nodes) ? input.nodes : [];
+  const refs: (DataSourceRef & { senderId: string })[] = [];
+  nodes.forEach((node: unknown, index) => {
+    if (!isRecord(node) || node.type !== "OUTPUT" || !isRecord(node.data)) return;
+    const { senderId } = node.data;
+    if (typeof senderId !== "string" || senderId === "") return;
+    refs.push({ nodeId: typeof node.id === "string" ? node.id : undefined, senderId, path: `graph.nodes[${index}].data.senderId` });
+  });
+  if (refs.length === 0) return [];
+  const wanted = [...new Set(refs.map((ref) => ref.senderId).filter((id) => id.length <= MAX_ID_LENGTH))];
+  const found = wanted.length
+    ? await db.select({ id: senders.id }).from(senders).where(and(inArray(senders.id, wanted), eq(senders.accountId, accountId)))
+    : [];
+  const known = new Set(found.map((row) => row.id));
+  return refs
+    .filter((ref) => !known.has(ref.senderId))
+    .map((ref) => graphError(ref, "invalid_node_data", `Sender ${shorten(ref.senderId)} does not exist (or was deleted): choose one in Settings → Senders`));
 }
 
 function graphError(ref: DataSourceRef, code: string, message: string): GraphError {
