@@ -14,7 +14,7 @@ let ses: FakeSes;
 let executor: EmbeddedExecutor;
 
 beforeAll(async () => {
-  ses = await startFakeSes({ maxSendRate: 14, max24HourSend: 1000 });
+  ses = await startFakeSes({ maxSendRate: 40, max24HourSend: 1000 });
   process.env.SES_ENDPOINT = ses.url;
   resetConfig();
   executor = startTestExecutor(4);
@@ -58,7 +58,7 @@ describe("OUTPUT through an SES sender", () => {
     }
     expect(ses.emails).toHaveLength(32);
     expect(new Set(ses.emails.map((e) => e.to[0])).size).toBe(32);
-    // Paced at the account's rate of 14/s (read from GetAccount): a call SES refused (network jitter can bunch two
+    // Paced at the account's rate of 40/s (read from GetAccount): a call SES refused (network jitter can bunch two
     // calls into one second's window) was made again, and nothing else was.
     expect(ses.calls).toBe(32 + ses.throttled);
     const first = ses.emails.find((e) => e.to[0] === "w0-1@example.com")!;
@@ -68,10 +68,10 @@ describe("OUTPUT through an SES sender", () => {
 
   it("waits out TooManyRequests beyond the account's real rate, dropping and repeating nothing", async () => {
     const account = await createTestAccount();
-    // The sender claims 30/s; SES allows 4/s and refuses the rest.
-    const made = await senderApi(account.token).create(sesSender({ ratePerSecond: 30 }));
+    // The sender claims 60/s; SES allows 6/s and refuses the rest.
+    const made = await senderApi(account.token).create(sesSender({ ratePerSecond: 60 }));
     const workflowId = await workflowFor(account, made.body.id, people(20));
-    ses.maxSendRate = 4;
+    ses.maxSendRate = 6;
     const run = await runToFinish(executor, account.token, workflowId);
     expect(run.status).toBe("SUCCESS");
     expect(run.result).toMatchObject({ emailsSent: 20 });

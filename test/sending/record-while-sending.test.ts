@@ -32,9 +32,9 @@ type Gate = { calls: number; heldAt: number[]; sentBeforeTail: number | null; pr
 
 /**
  * The node ports with the ledger's later parts (`reopen: false`) gated: each waits until the fake Resend has had a
- * call (or 3 s, which the test then sees in `heldAt`), and `onTail` may throw in place of recording.
+ * call (or `holdMs`, which the test then sees in `heldAt`), and `onTail` may throw in place of recording.
  */
-function gatedPorts(db: Awaited<ReturnType<typeof getDb>>, gate: Gate, onTail?: (part: number) => void): NodePorts {
+function gatedPorts(db: Awaited<ReturnType<typeof getDb>>, gate: Gate, onTail?: (part: number) => void, holdMs = 10_000): NodePorts {
   const ports = pgNodePorts(db, { inline: true });
   const requests = () => fake.resend.requests.filter((r) => r.path.startsWith("/emails")).length;
   const baseline = requests();
@@ -45,7 +45,7 @@ function gatedPorts(db: Awaited<ReturnType<typeof getDb>>, gate: Gate, onTail?: 
       async recordEmails(key, emails, options) {
         if (options?.reopen !== false) return ports.ledger.recordEmails(key, emails, options);
         const part = gate.calls++;
-        const until = Date.now() + 3_000;
+        const until = Date.now() + holdMs;
         while (requests() === baseline && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
         gate.heldAt.push(requests() - baseline);
         gate.progressWhileHeld ??= await progress(key.runId);
@@ -126,10 +126,11 @@ describe("OUTPUT sends its first batches while the rest of its ledger rows are r
     const gate: Gate = { calls: 0, heldAt: [], sentBeforeTail: null };
     const store = new PgRunStore(await getRunStateDb(), { inline: true });
     const claimed = await store.claimNext(workflowId);
-    await executeRun(inlineStep, { ...(await deps(gatedPorts(await getDb(), gate))), store }, runId, claimed!);
+    // Held for a second: a node that sent before its rows were all in would have called the provider within milliseconds.
+    await executeRun(inlineStep, { ...(await deps(gatedPorts(await getDb(), gate, undefined, 1_000))), store }, runId, claimed!);
 
     expect(gate.calls).toBe(1);
-    expect(gate.sentBeforeTail).toBe(0); // held its 3 s without a call: nothing was sent before every row was there
+    expect(gate.sentBeforeTail).toBe(0); // held its second without a call: nothing was sent before every row was there
     expect((await runRow(runId)).status).toBe("SUCCESS");
     expect(new Set(delivered(prefix))).toEqual(new Set(addresses.slice(200)));
     expect(delivered(prefix)).toHaveLength(1_300);

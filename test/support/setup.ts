@@ -19,6 +19,9 @@ delete process.env.INNGEST_DEV;
 delete process.env.GOOGLE_CLIENT_ID;
 delete process.env.GOOGLE_CLIENT_SECRET;
 delete process.env.TEST_DATABASE_CURRENT_URL;
+// Sends are paced as in production, at a rate that does not make tests wait: 2,500 emails at the default 5 provider
+// calls a second spent 5 s of real time in the pacing slots. A test about pacing sets its own rate.
+process.env.EMAIL_RATE_PER_SECOND ??= "200";
 // Loaded after the reset above: this file's own instance of the config module.
 (await import("@/lib/config")).resetConfig();
 
