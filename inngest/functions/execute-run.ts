@@ -1,7 +1,7 @@
 import { getBackgroundDb, getRunStateDb } from "@/db/client";
-import { claimAndExecute, executeRun, type Step } from "@/lib/engine/execute-run";
+import { claimAndExecute, executeRun, type Step } from "@/lib/engine/core/execute-run";
 import { pgEngineDeps } from "@/lib/engine/pg-engine";
-import { wakeWorkflow } from "@/lib/engine/wake";
+import { wakeWorkflow } from "@/lib/engine/drivers/wake";
 import { getInngest, runWakeEvent } from "@/lib/events/inngest";
 
 /**

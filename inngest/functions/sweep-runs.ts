@@ -1,7 +1,7 @@
 import { getDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
-import { staleRunningRuns, takeOverStaleRun, workflowsNeedingWake } from "@/lib/engine/queue";
-import { pruneExpired } from "@/lib/engine/retention";
+import { staleRunningRuns, takeOverStaleRun, workflowsNeedingWake } from "@/lib/engine/pg/queue";
+import { pruneExpired } from "@/lib/engine/pg/retention";
 import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
 import { getInngest, runWakeEvent } from "@/lib/events/inngest";
 

@@ -1,9 +1,9 @@
 import "server-only";
 import type { Db } from "@/db/client";
 import { enqueueRunWebhooks } from "@/lib/webhooks/enqueue-run-webhooks";
-import type { EngineDeps } from "./execute-run";
+import type { EngineDeps } from "./core/execute-run";
 import { pgNodePorts } from "./pg-node-ports";
-import { PgRunStore } from "./pg-run-store";
+import { PgRunStore } from "./pg/pg-run-store";
 
 /**
  * The engine wired to one database: its run store (on `runStateDb`, see db/client.ts's DbHandle), the node ports (on

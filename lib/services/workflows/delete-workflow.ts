@@ -2,7 +2,7 @@ import "server-only";
 import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { runs, workflows } from "@/db/schema";
-import { WORKFLOW_DELETED_RUN_ERROR } from "@/lib/engine/queue";
+import { WORKFLOW_DELETED_RUN_ERROR } from "@/lib/engine/pg/queue";
 import { AppError } from "@/lib/http/errors";
 
 export const WORKFLOW_DELETED_ERROR = WORKFLOW_DELETED_RUN_ERROR;

@@ -11,8 +11,8 @@ import { claimNextRunWithInfo, heartbeat, type ClaimedRunInfo } from "./queue";
 import { noteClaimed, releaseRun, stopReason } from "./run-control";
 import { appendRunLog } from "./run-log";
 import type { NodeStatus } from "@/db/schema";
-import type { RunStore, StoredRun } from "./run-store";
-import { RUN_COLUMNS, runFromRow, type RunRow } from "./runtime";
+import type { RunStore, StoredRun } from "../core/run-store";
+import { RUN_COLUMNS, runFromRow, type RunRow } from "../core/runtime";
 
 /**
  * How long a started node may run before its RUNNING status is written (the canvas shows it from then on), and the

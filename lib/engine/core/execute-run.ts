@@ -9,7 +9,7 @@ import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome } from "@/lib/nodes/types";
 import { forgetRuntimes, guard, noteBeat } from "./node-step";
 import { noteNodeItems, observeNode, observeRun, runFinishedMetric, type RunEnd } from "./observe-run";
-import type { StopReason } from "./run-control";
+import type { StopReason } from "../pg/run-control";
 import type { Finalized, RunStore, StoredRun } from "./run-store";
 import { namedOutputs, type RunInfo } from "./runtime";
 

@@ -4,7 +4,7 @@ import type { GraphNode } from "@/lib/graph/schema";
 import { log } from "@/lib/log";
 import { NodeError, NodeStopped, type NodeRuntime } from "@/lib/nodes/types";
 import type { EngineDeps, Execution, NodeSummary } from "./execute-run";
-import { RunLostError } from "./run-control";
+import { RunLostError } from "../pg/run-control";
 import type { RunStore } from "./run-store";
 import { buildRuntime } from "./runtime";
 

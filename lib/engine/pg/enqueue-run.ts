@@ -6,7 +6,7 @@ import { getConfig } from "@/lib/config";
 import { accountForApiKey, isApiKeyToken, rememberedApiKey, touchLastUsed } from "@/lib/auth/api-keys";
 import { accountForAccessToken } from "@/lib/auth/authenticate";
 import { verifyAccessToken } from "@/lib/auth/tokens";
-import { wakeAfterResponse } from "@/lib/engine/wake";
+import { wakeAfterResponse } from "@/lib/engine/drivers/wake";
 import { groupCommit } from "@/lib/group-commit";
 import { assertScope } from "@/lib/http/authorize";
 import { AppError, notFound } from "@/lib/http/errors";

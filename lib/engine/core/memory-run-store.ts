@@ -2,7 +2,7 @@
 // in milliseconds, without a database. Not used by the product: one process, nothing durable.
 import type { NodeStatus, RunResult } from "@/db/schema";
 import type { LogLevel } from "@/lib/nodes/types";
-import type { StopReason } from "./run-control";
+import type { StopReason } from "../pg/run-control";
 import { outcomeMessage, runOutcome } from "./run-outcome";
 import type { Finalized, FinishedNode, NodeSuccess, RunStore, StoredRun } from "./run-store";
 import type { RunInfo } from "./runtime";

@@ -4,14 +4,14 @@ import { UploadPrefetch } from "@/db/queries/upload-rows";
 import { isDatabaseUnavailable } from "@/db/connection-errors";
 import { contextRunner } from "@/lib/async-context";
 import { log } from "@/lib/log";
-import { executeRun, type EngineDeps, type Step } from "./execute-run";
-import { pgEngineDeps } from "./pg-engine";
-import { pgNodePorts } from "./pg-node-ports";
-import { PgRunStore } from "./pg-run-store";
-import type { StoredRun } from "./run-store";
-import { ensureExecutorLock } from "./executor-lock";
-import { pruneExpired } from "./retention";
-import { beginHandBack, RunLostError } from "./run-control";
+import { executeRun, type EngineDeps, type Step } from "../core/execute-run";
+import { pgEngineDeps } from "../pg-engine";
+import { pgNodePorts } from "../pg-node-ports";
+import { PgRunStore } from "../pg/pg-run-store";
+import type { StoredRun } from "../core/run-store";
+import { ensureExecutorLock } from "../pg/executor-lock";
+import { pruneExpired } from "../pg/retention";
+import { beginHandBack, RunLostError } from "../pg/run-control";
 import {
   reclaimOwnRun,
   HEARTBEAT_INTERVAL_MS,
@@ -19,7 +19,7 @@ import {
   staleRunningRuns,
   takeOverStaleRun,
   workflowsNeedingWake,
-} from "./queue";
+} from "../pg/queue";
 
 /**
  * Backoffs before resuming a run after a lost or refusing database: short at first (a failover, a dropped connection),
