@@ -1,10 +1,9 @@
 import "server-only";
-import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
 import type { GraphNode } from "@/lib/graph/schema";
 import { log } from "@/lib/log";
 import { NodeError, NodeStopped, type NodeRuntime } from "@/lib/nodes/types";
 import type { EngineDeps, Execution, NodeSummary } from "./execute-run";
-import { RunLostError } from "../pg/run-control";
+import { RunLostError } from "./run-stop";
 import type { RunStore } from "./run-store";
 import { buildRuntime } from "./runtime";
 
@@ -26,7 +25,7 @@ export async function guard(
     // A cancel (or hand-back) seen inside a long node: the node stays unfinished and the run stops.
     if (error instanceof NodeStopped) return { status: "STOPPED" };
     // Not the node's fault: the run stays RUNNING and is resumed (the sweep, or Inngest's step retry).
-    if (!(error instanceof NodeError) && (isConnectionLoss(error) || isDatabaseUnavailable(error))) throw error;
+    if (!(error instanceof NodeError) && deps.isOutage?.(error)) throw error;
     const message = nodeErrorMessage(error);
     if (!(error instanceof NodeError)) log.error("node failed unexpectedly", { runId: run.runId, nodeId: node.id, error });
     await store.nodeFailed(run.runId, node.id, message);

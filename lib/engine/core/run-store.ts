@@ -2,9 +2,9 @@
 // RunStore remembers. PgRunStore (pg-run-store.ts) is the product's store on PostgreSQL or PGlite; MemoryRunStore
 // (memory-run-store.ts) keeps everything in maps, so the engine's skip/join/retry/cancel/reuse rules are tested in
 // milliseconds without a database. No database import here.
-import type { NodeStatus, RunResult } from "@/db/schema";
-import type { LogLevel } from "../pg/run-log";
-import type { StopReason } from "../pg/run-control";
+import type { NodeStatus, RunResult } from "@/lib/schemas/runs";
+import type { LogLevel } from "@/lib/nodes/types";
+import type { StopReason } from "./run-stop";
 import type { RunInfo } from "./runtime";
 
 /** A run as the engine executes it: its snapshot, the workflow version it was enqueued with, and its status. */

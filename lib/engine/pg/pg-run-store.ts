@@ -12,7 +12,7 @@ import { noteClaimed, releaseRun, stopReason } from "./run-control";
 import { appendRunLog } from "./run-log";
 import type { NodeStatus } from "@/db/schema";
 import type { RunStore, StoredRun } from "../core/run-store";
-import { RUN_COLUMNS, runFromRow, type RunRow } from "../core/runtime";
+import { RUN_COLUMNS, runFromRow, type RunRow } from "./run-row";
 
 /**
  * How long a started node may run before its RUNNING status is written (the canvas shows it from then on), and the

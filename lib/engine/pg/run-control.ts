@@ -1,17 +1,7 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
-
-/** The run is no longer this process's (finished elsewhere, or taken over): it must not execute another step here. */
-export class RunLostError extends Error {
-  constructor(readonly runId: string) {
-    super(`Run ${runId} is no longer held by this process`);
-    this.name = "RunLostError";
-  }
-}
-
-/** Why a run stops before its next node or email batch: a person cancelled it, or this process is shutting down. */
-export type StopReason = "cancel" | "handback";
+import type { StopReason } from "../core/run-stop";
 
 let handingBack = false;
 
