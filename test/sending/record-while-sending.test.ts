@@ -9,7 +9,7 @@ import { pgEngineDeps } from "@/lib/engine/pg-engine";
 import { pgNodePorts } from "@/lib/engine/pg-node-ports";
 import { PgRunStore } from "@/lib/engine/pg/pg-run-store";
 import { newId } from "@/lib/ids";
-import { ledgerChunk } from "@/lib/nodes/output/execute";
+import { ledgerChunk } from "@/lib/engine/pg-node-ports";
 import type { NodePorts } from "@/lib/nodes/ports";
 import { createTestAccount } from "@/test/support/accounts";
 import { emailEveryRowWorkflow, fakeResendForRuns, type TestGraph } from "@/test/runs/helpers";

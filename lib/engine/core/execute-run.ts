@@ -7,7 +7,7 @@ import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
 import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome } from "@/lib/nodes/types";
-import { forgetRuntimes, guard, noteBeat } from "./node-step";
+import { forgetRun, guard, noteBeat } from "./node-step";
 import { noteNodeItems, observeNode, observeRun, runFinishedMetric, type RunEnd } from "./observe-run";
 import type { StopReason } from "./run-stop";
 import type { Finalized, RunStore, StoredRun } from "./run-store";
@@ -112,11 +112,11 @@ async function executeLoaded(step: Step, deps: EngineDeps, run: StoredRun, start
   if (reason === "handback") {
     // SIGTERM/SIGINT: the run stays RUNNING, released so the next process (or another instance) resumes it at once.
     await store.release(runId);
-    forgetRuntimes(store, runId);
+    forgetRun(store, runId);
     return { status: "released" };
   }
   const end = await step.run("finalize", () => finishRun(deps, run, order, reason === "cancel", started));
-  forgetRuntimes(store, runId);
+  forgetRun(store, runId);
   return end;
 }
 

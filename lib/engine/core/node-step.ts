@@ -55,6 +55,10 @@ function runtimeFor(deps: EngineDeps, run: Execution, node: GraphNode): Promise<
   return runtime;
 }
 
+/**
+ * When this process last proved each run its own (its heartbeat). Process-wide, not per store: under Inngest every
+ * step is a new invocation with a store of its own, and a beat per step would be a write per node.
+ */
 const lastBeat = new Map<string, number>();
 
 /** The claim (or takeover) that handed this process the run has just written its heartbeat. */
@@ -78,8 +82,10 @@ function nodeErrorMessage(error: unknown): string {
   return "An unexpected error stopped this node (it has been logged for the operators); run the workflow again.";
 }
 
-/** A run this process stops executing: its nodes' runtimes are dropped. */
-export function forgetRuntimes(store: RunStore, runId: string): void {
+/** A run this process stops executing (finalized or handed back): its runtimes, heartbeat and the store's memory of it go. */
+export function forgetRun(store: RunStore, runId: string): void {
+  lastBeat.delete(runId);
+  store.forget(runId);
   const cached = runtimes.get(store);
   if (!cached) return;
   for (const key of cached.keys()) if (key.startsWith(`${runId}:`)) cached.delete(key);

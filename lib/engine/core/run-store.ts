@@ -64,4 +64,6 @@ export interface RunStore {
    * cancelled. `order` ranks failures (the first failed node in topological order names the run's error).
    */
   finalize(run: RunInfo, order: string[], options: { cancelled: boolean }): Promise<Finalized>;
+  /** This process stops executing the run (finalized or handed back): whatever the store keeps of it in memory goes. */
+  forget(runId: string): void;
 }

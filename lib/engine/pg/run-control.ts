@@ -47,6 +47,11 @@ export function noteClaimed(runId: string, cancel: boolean): void {
   lastChecks.set(runId, { at: Date.now(), cancel });
 }
 
+/** The run is no longer executed here: its cached answer goes. */
+export function forgetStopCheck(runId: string): void {
+  lastChecks.delete(runId);
+}
+
 /**
  * Hands a RUNNING run back: no executor, no heartbeat, so any process's next sweep (this instance's successor at its
  * start, or another instance within one sweep interval) takes it over at once. Its finished nodes stay finished.
