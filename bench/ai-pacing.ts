@@ -20,9 +20,9 @@ async function main() {
   const { getDb } = await import("@/db/client");
   const { accounts } = await import("@/db/schema");
   const { encryptSecret } = await import("@/lib/crypto");
-  const { enqueueRun } = await import("@/lib/services/runs/enqueue-run");
+  const { enqueueRun } = await import("@/lib/engine/pg/enqueue-run");
   const { getRun } = await import("@/lib/services/runs/get-run");
-  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/embedded-executor");
+  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
   const { startFakeOpenAI, fakeTokens, COMPLETION_TOKENS } = await import("@/test/support/fake-openai");
 
   const ai = await startFakeOpenAI();

@@ -17,9 +17,9 @@ async function main() {
   const { driver } = await benchDb();
   const { getDb } = await import("@/db/client");
   const { signAccessToken } = await import("@/lib/auth/tokens");
-  const { enqueueRun } = await import("@/lib/services/runs/enqueue-run");
+  const { enqueueRun } = await import("@/lib/engine/pg/enqueue-run");
   const { GET } = await import("@/app/api/workflows/runs/[runId]/route");
-  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/embedded-executor");
+  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
 
   const accountId = await benchAccount();
   const token = await signAccessToken(accountId);

@@ -20,8 +20,8 @@ async function main() {
   const { driver } = await benchDb();
   const { getBackgroundDb, getRunStateDb } = await import("@/db/client");
   const { getRun } = await import("@/lib/services/runs/get-run");
-  const { enqueueRun } = await import("@/lib/services/runs/enqueue-run");
-  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/embedded-executor");
+  const { enqueueRun } = await import("@/lib/engine/pg/enqueue-run");
+  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
 
   const accountId = await benchAccount();
   const uploadId = await benchUpload(accountId, ["name", "email", "rating", "comment"], ROWS, (i) => [

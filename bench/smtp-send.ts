@@ -33,9 +33,9 @@ async function main() {
   const { driver } = await benchDb();
   const { getBackgroundDb, getRunStateDb } = await import("@/db/client");
   const { getRun } = await import("@/lib/services/runs/get-run");
-  const { enqueueRun } = await import("@/lib/services/runs/enqueue-run");
+  const { enqueueRun } = await import("@/lib/engine/pg/enqueue-run");
   const { createSender } = await import("@/lib/services/senders/create-sender");
-  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/embedded-executor");
+  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
   const executor = startEmbeddedExecutor({ getDb: getBackgroundDb, getRunStateDb, concurrency: 4, sweepIntervalMs: 3_600_000 });
   const load = () => os.loadavg().map((l) => l.toFixed(2)).join(",");
   let ok = true;

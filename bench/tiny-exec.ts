@@ -26,8 +26,8 @@ async function main() {
   benchEnv({ RESEND_API_KEY: "re_bench", RESEND_BASE_URL: resend.url, EMAIL_DAILY_QUOTA: "10000000", EMAIL_RATE_PER_SECOND: "100000", RUN_RATE_LIMIT_PER_MINUTE: "1000000" });
   const { driver } = await benchDb();
   const { getBackgroundDb, getRunStateDb } = await import("@/db/client");
-  const { enqueueRun } = await import("@/lib/services/runs/enqueue-run");
-  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/embedded-executor");
+  const { enqueueRun } = await import("@/lib/engine/pg/enqueue-run");
+  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
   const accountId = await benchAccount();
   const uploadId = await benchUpload(accountId, ["email", "name"], 1, () => ["reader@example.com", "Reader"]);
   const workflowIds: string[] = [];

@@ -9,8 +9,8 @@ async function main() {
   const { driver } = await benchDb();
   const { getDb } = await import("@/db/client");
   const { getRun } = await import("@/lib/services/runs/get-run");
-  const { enqueueRun } = await import("@/lib/services/runs/enqueue-run");
-  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/embedded-executor");
+  const { enqueueRun } = await import("@/lib/engine/pg/enqueue-run");
+  const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
   process.env.RUN_RATE_LIMIT_PER_MINUTE = "100000";
   (await import("@/lib/config")).resetConfig();
 

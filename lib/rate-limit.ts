@@ -1,5 +1,5 @@
 import "server-only";
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
 import { AppError } from "@/lib/http/errors";
 
@@ -132,11 +132,7 @@ async function upsertCount(slice: Slice, hits: number): Promise<{ count: number;
           insert into rate_limits (key, window_start, count) values (${key}, ${sliceStart}, ${hits})
           on conflict (key, window_start) do update set count = rate_limits.count + ${hits}
           returning count)
-        select hit.count,
-          (select coalesce(sum(count), 0) from rate_limits
-            where key = ${key} and window_start >= ${firstCounted} and window_start < ${sliceStart}) as earlier,
-          (select min(window_start) from rate_limits
-            where key = ${key} and window_start >= ${firstCounted} and window_start < ${sliceStart} and count > 0) as oldest
+        select hit.count, ${windowBeforeSlice(sql`${key}`, sql`${firstCounted}`, sql`${sliceStart}`)}
         from hit`,
   );
   const count = Number(row.count);
@@ -145,6 +141,18 @@ async function upsertCount(slice: Slice, hits: number): Promise<{ count: number;
     await execRows(db, sql`delete from rate_limits where key = ${key} and window_start < ${firstCounted}`);
   }
   return { count, earlier: Number(row.earlier), oldest: row.oldest === null ? null : Number(row.oldest) };
+}
+
+/**
+ * The sliding window before a hit's slice, as two select-list columns: `earlier`, the count of the key's earlier slices
+ * still in the window, and `oldest`, the start of the oldest of them that counts. The one definition of the window in
+ * SQL, used by consumeRateLimit and by the enqueue statement that counts its hits itself.
+ */
+export function windowBeforeSlice(key: SQL, firstCounted: SQL, sliceStart: SQL): SQL {
+  return sql`(select coalesce(sum(l.count), 0) from rate_limits l
+      where l.key = ${key} and l.window_start >= ${firstCounted} and l.window_start < ${sliceStart}) as earlier,
+    (select min(l.window_start) from rate_limits l
+      where l.key = ${key} and l.window_start >= ${firstCounted} and l.window_start < ${sliceStart} and l.count > 0) as oldest`;
 }
 
 async function decrement(key: string, sliceStart: number, hits: number): Promise<void> {

@@ -32,13 +32,13 @@ async function main(): Promise<void> {
   const { installShutdownHandBack, startBackgroundWork } = await import("@/lib/services/background/start-background-work");
   await startBackgroundWork();
   installShutdownHandBack();
-  const { getEmbeddedExecutor } = await import("@/lib/engine/embedded-executor");
-  const { listenForWakes } = await import("@/lib/engine/wake-channel");
+  const { getEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
+  const { listenForWakes } = await import("@/lib/engine/drivers/wake-channel");
   await listenForWakes(config.databaseUrl!, (workflowId) => getEmbeddedExecutor()?.poke(workflowId));
   (await import("@/lib/webhooks/delivery-loop")).startWebhookDeliveryLoop();
   const { startWorkerMetricsServer } = await import("./metrics-server");
   const port = await startWorkerMetricsServer(config.workerPort);
-  const { executorKey } = await import("@/lib/engine/executor-lock");
+  const { executorKey } = await import("@/lib/engine/pg/executor-lock");
   log.info("worker started", { concurrency: config.executorConcurrency, pid: process.pid, executorKey: executorKey(), ...(port ? { metricsPort: port } : {}) });
 }
 

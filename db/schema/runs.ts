@@ -4,34 +4,10 @@ import { accounts } from "./accounts";
 import { createdAt, ts } from "./columns";
 import { workflows } from "./workflows";
 
-export type RunStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED";
-export type NodeStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED" | "SKIPPED";
-export type RunResult = {
-  emailsSent: number;
-  filteredOut: number;
-  totalRows: number;
-  /** addresses skipped as suppressed / as repeats within their OUTPUT node; a preview's planned emails. */
-  suppressed?: number;
-  duplicates?: number;
-  emailsPlanned?: number;
-  /** Paid model calls of the run's AI nodes (their retry chain's answer ledger); costUsd null when unpriced. */
-  ai?: { calls: number; inputTokens: number; outputTokens: number; costUsd: number | null };
-  /** An estimate run's figures (POST run with mode "estimate"). */
-  estimate?: Record<string, unknown>;
-  /**
-   * Emails refused for good by the provider (SMTP 5xx, SES MessageRejected), and SMTP/SES emails whose call a crash
-   * left unknown (not sent again): present when not zero.
-   */
-  failed?: number;
-  unknown?: number;
-};
-/** How a run was started. */
-export type RunTrigger = "manual" | "schedule" | "hook" | "retry" | "send" | "resend_unknown";
-/**
- * A preview renders and records every email but sends none; an estimate executes up to the AI nodes,
- * asks the model for a sample of items and extrapolates the tokens and cost (everything after an AI node is SKIPPED).
- */
-export type RunMode = "live" | "preview" | "estimate";
+import type { NodeStatus, RunMode, RunResult, RunStatus, RunTrigger } from "../../lib/schemas/runs";
+
+// The run's enumerations and result are defined once, by the API's schemas.
+export type { NodeStatus, RunMode, RunResult, RunStatus, RunTrigger };
 
 export const runs = pgTable("runs", {
   id: text("id").primaryKey(),

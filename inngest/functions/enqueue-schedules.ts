@@ -1,6 +1,6 @@
 import { getDb } from "@/db/client";
 import { nowDate } from "@/lib/clock";
-import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
+import { enqueueDueSlots } from "@/lib/engine";
 import { getInngest, runWakeEvent } from "@/lib/events/inngest";
 
 /**

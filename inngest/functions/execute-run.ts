@@ -1,7 +1,5 @@
 import { getBackgroundDb, getRunStateDb } from "@/db/client";
-import { claimAndExecute, executeRun, type Step } from "@/lib/engine/execute-run";
-import { pgEngineDeps } from "@/lib/engine/pg-engine";
-import { wakeWorkflow } from "@/lib/engine/wake";
+import { claimAndExecute, executeRun, pgEngineDeps, wakeWorkflow, type Step } from "@/lib/engine";
 import { getInngest, runWakeEvent } from "@/lib/events/inngest";
 
 /**

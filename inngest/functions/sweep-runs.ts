@@ -1,7 +1,6 @@
 import { getDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
-import { staleRunningRuns, takeOverStaleRun, workflowsNeedingWake } from "@/lib/engine/queue";
-import { pruneExpired } from "@/lib/engine/retention";
+import { pruneExpired, staleRunningRuns, takeOverStaleRun, workflowsNeedingWake } from "@/lib/engine";
 import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
 import { getInngest, runWakeEvent } from "@/lib/events/inngest";
 

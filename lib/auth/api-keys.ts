@@ -7,6 +7,7 @@ import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 import { API_KEY_PREFIX, type ApiKeyScope } from "@/lib/schemas/api-keys";
+import { accountVerified, apiKeyExpired, apiKeyRevoked, apiKeyUseStale } from "./account-check";
 
 /** What a request made with an API key may do: fixed when the key was created. */
 export type ApiKeyGrant = { id: string; scopes: readonly ApiKeyScope[]; workflowIds: readonly string[] | null };
@@ -75,10 +76,10 @@ export async function accountForApiKey(token: string): Promise<ApiKeyAccount> {
   const [row] = await execRows<KeyRow>(
     db,
     sql`select k.id, k.account_id, k.scopes, k.workflow_ids,
-               (k.expires_at is not null and k.expires_at <= now()) as expired,
-               (k.revoked_at is not null) as revoked,
-               (k.last_used_at is null or k.last_used_at < now() - interval '1 minute') as last_used_stale,
-               a.email, a.full_name, (a.email_verified_at is not null) as verified
+               ${apiKeyExpired(sql.raw("k"))} as expired,
+               ${apiKeyRevoked(sql.raw("k"))} as revoked,
+               ${apiKeyUseStale(sql.raw("k"))} as last_used_stale,
+               a.email, a.full_name, ${accountVerified(sql.raw("a"))} as verified
         from api_keys k join accounts a on a.id = k.account_id
         where k.key_hash = ${hashApiKey(token)}`,
   );

@@ -1,9 +1,10 @@
 import "server-only";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/http/errors";
+import { accountVerified, passwordUnchangedSince } from "./account-check";
 import { accountForApiKey, isApiKeyToken, type ApiKeyGrant } from "./api-keys";
 import { hasSessionCookie, readBrowserSession } from "./session-cookie";
 import { verifyAccessToken } from "./tokens";
@@ -103,16 +104,12 @@ async function loadAccount(accountId: string, issuedAtMs: number, revokedDetail:
       id: accounts.id,
       email: accounts.email,
       fullName: accounts.fullName,
-      verifiedAt: accounts.emailVerifiedAt,
-      passwordChangedAt: accounts.passwordChangedAt,
+      verified: sql<boolean>`${accountVerified(sql.raw('"accounts"'))}`,
+      current: sql<boolean>`${passwordUnchangedSince(sql.raw('"accounts"'), sql`${issuedAtMs}`)}`,
     })
     .from(accounts)
     .where(eq(accounts.id, accountId));
-  if (!account || !account.verifiedAt) throw new AppError("invalid_token", "The access token is not valid.");
-  // Credentials issued up to the instant of the last password change are refused (millisecond precision;
-  // the boundary itself counts as "before", so nothing from the same instant survives).
-  if (account.passwordChangedAt && issuedAtMs <= account.passwordChangedAt.getTime()) {
-    throw new AppError("invalid_token", revokedDetail);
-  }
+  if (!account || !account.verified) throw new AppError("invalid_token", "The access token is not valid.");
+  if (!account.current) throw new AppError("invalid_token", revokedDetail);
   return { id: account.id, email: account.email, fullName: account.fullName };
 }

@@ -1,9 +1,10 @@
 import "server-only";
 import type { Db } from "@/db/client";
+import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
 import { enqueueRunWebhooks } from "@/lib/webhooks/enqueue-run-webhooks";
-import type { EngineDeps } from "./execute-run";
+import type { EngineDeps } from "./core/execute-run";
 import { pgNodePorts } from "./pg-node-ports";
-import { PgRunStore } from "./pg-run-store";
+import { PgRunStore } from "./pg/pg-run-store";
 
 /**
  * The engine wired to one database: its run store (on `runStateDb`, see db/client.ts's DbHandle), the node ports (on
@@ -14,6 +15,7 @@ export function pgEngineDeps(db: Db, wake: (workflowId: string) => Promise<void>
     store: new PgRunStore(runStateDb),
     ports: pgNodePorts(db),
     wake,
+    isOutage: (error) => isConnectionLoss(error) || isDatabaseUnavailable(error),
     runFinished: (run, finalized) =>
       enqueueRunWebhooks({ runId: run.runId, workflowId: run.workflowId, accountId: run.accountId, status: finalized.status, result: finalized.result, error: finalized.error }),
   };

@@ -10,8 +10,11 @@ import * as ledger from "@/db/queries/send-ledger";
 import * as each from "@/db/queries/send-ledger-each";
 import * as answers from "@/db/queries/answer-ledger";
 import { noteSenderError, resolveSender } from "@/lib/services/senders/resolve-sender";
+import { loadDriveFileRows } from "@/lib/google/drive-rows";
+import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
+import { NodeError } from "@/lib/nodes/types";
 
 /** A running OUTPUT node's progress is written at most this often (the canvas polls about once a second). */
 export const PROGRESS_INTERVAL_MS = 250;
@@ -24,6 +27,16 @@ function progressDue(node: string): boolean {
   if (progressWrittenAt.size > 1_000) for (const [k, at] of progressWrittenAt) if (now - at > 60_000) progressWrittenAt.delete(k);
   progressWrittenAt.set(node, now);
   return true;
+}
+
+/**
+ * Ledger rows per statement while an OUTPUT node records its emails. A node with more emails records the first rows,
+ * then sends its first batches while the rest are recorded, when the daily quota surely allows every email. Half as
+ * many on the embedded PGlite: its one connection runs a statement at a time, and a request's statement waits for the
+ * one being executed, while on PostgreSQL more statements of the same rows cost a large node time.
+ */
+export function ledgerChunk(): number {
+  return getConfig().databaseUrl ? 1000 : 500;
 }
 
 /**
@@ -44,6 +57,13 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       find: (accountId, uploadId) => findUpload(db, accountId, uploadId),
       readRows: (upload, offset, limit) => readUploadRows(db, upload, offset, limit),
       findWithRows: async (accountId, uploadId) => prefetch?.find(accountId, uploadId) ?? findUploadWithRows(db, accountId, uploadId),
+    },
+    // The Drive adapter's refusals are sentences for people (link expired, file not found, not a CSV): the node's error.
+    drive: {
+      readRows: (accountId, fileId) =>
+        loadDriveFileRows(accountId, fileId).catch((error: unknown) => {
+          throw error instanceof AppError ? new NodeError(error.message, { cause: error }) : error;
+        }),
     },
     aiSettings: (accountId) => loadAiSettings(db, accountId),
     ledger: {
@@ -86,6 +106,17 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       resolve: (accountId, senderId, fixedDefault) => resolveSender(db, accountId, senderId, fixedDefault),
       takeDaily: (key, quota, n) => each.takeDailyQuota(db, key, quota, n),
       noteError: (senderId, error) => noteSenderError(db, senderId, error),
+    },
+    sendLimits: {
+      get dailyQuota() {
+        return getConfig().emailDailyQuota;
+      },
+      get budgetMinutes() {
+        return getConfig().emailSendBudgetMinutes;
+      },
+      get ledgerChunk() {
+        return ledgerChunk();
+      },
     },
     pacing: {
       acquire: (key, rate, shouldStop) => metrics.timeSendSlot(acquireSendSlot(volatile, key, rate, shouldStop)),

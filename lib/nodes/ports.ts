@@ -17,6 +17,15 @@ export interface UploadReader {
   findWithRows?(accountId: string, uploadId: string): Promise<{ upload: UploadRef; rows?: Record<string, string>[] } | undefined>;
 }
 
+/** The account's linked Google Drive (DATA_SOURCE with a Drive file). */
+export interface DriveReader {
+  /**
+   * The file's rows as CSV (a Sheet exported), under the upload rules and size limit. A refusal (link expired, file
+   * not found, not a CSV, too large) is a NodeError whose message is the node's sentence.
+   */
+  readRows(accountId: string, fileId: string): Promise<{ columns: string[]; rows: Record<string, string>[] }>;
+}
+
 /**
  * A send-ledger key: one row per (ledger run, node, item), the exactly-once guard and the per-email record of a run.
  * `runId` here is the ledger run (the first run of a retry chain), so a retry never re-sends what its chain sent.
@@ -249,8 +258,19 @@ export interface AiLimiter {
   budgetMinutes: number;
 }
 
+/** The deployment's sending limits an OUTPUT node keeps to. */
+export type SendLimits = {
+  /** Workflow emails per account and UTC day (EMAIL_DAILY_QUOTA). */
+  readonly dailyQuota: number;
+  /** How long a node keeps retrying a failing provider (EMAIL_SEND_BUDGET_MINUTES). */
+  readonly budgetMinutes: number;
+  /** Ledger rows per statement while a node records its emails (a node with more sends while it records the rest). */
+  readonly ledgerChunk: number;
+};
+
 export interface NodePorts {
   uploads: UploadReader;
+  drive: DriveReader;
   /** The account's AI provider settings with the key decrypted, or null when none is configured. */
   aiSettings(accountId: string): Promise<AiSettings | null>;
   ledger: SendLedger;
@@ -259,6 +279,7 @@ export interface NodePorts {
   answers: AnswerLedger;
   /** The model-call limiter. */
   aiLimiter: AiLimiter;
-  /** Optional: without it OUTPUT sends through the deployment's transport. */
-  senders?: SenderPort;
+  /** Which transport an OUTPUT node sends through (the deployment's when neither the node nor the account names one). */
+  senders: SenderPort;
+  sendLimits: SendLimits;
 }

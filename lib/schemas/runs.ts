@@ -6,6 +6,17 @@ import { runRequestBody } from "./sending";
 export const runStatus = z.enum(["PENDING", "RUNNING", "SUCCESS", "FAILED"]);
 export const runTrigger = z.enum(["manual", "schedule", "hook", "retry", "send", "resend_unknown"]);
 export const nodeStatus = z.enum(["PENDING", "RUNNING", "SUCCESS", "FAILED", "SKIPPED"]);
+/**
+ * A preview renders and records every email but sends none; an estimate executes up to the AI nodes, asks the model
+ * for a sample of items and extrapolates the tokens and cost (everything after an AI node is SKIPPED).
+ */
+export const runMode = z.enum(["live", "preview", "estimate"]);
+
+export type RunStatus = z.infer<typeof runStatus>;
+export type NodeStatus = z.infer<typeof nodeStatus>;
+/** How a run was started. */
+export type RunTrigger = z.infer<typeof runTrigger>;
+export type RunMode = z.infer<typeof runMode>;
 
 export const runResult = z.object({
   emailsSent: z.number().int(),
@@ -22,6 +33,8 @@ export const runResult = z.object({
   failed: z.number().int().optional().describe("Emails the provider refused for good (one recipient each); present when not zero"),
   unknown: z.number().int().optional().describe("SMTP/SES emails whose call a crash interrupted: not sent again (see resend-unknown); present when not zero"),
 });
+/** What a finished run counted (runs.result). */
+export type RunResult = z.infer<typeof runResult>;
 
 export const enqueueRunResponse = z.object({
   runId: z.string(),
@@ -65,7 +78,7 @@ const runBase = {
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
   trigger: runTrigger,
-  mode: z.enum(["live", "preview", "estimate"]),
+  mode: runMode,
   retryOf: z.string().optional().describe("The FAILED run this run retries"),
   sendOf: z.string().optional().describe("The preview run this live run sends"),
   resendOf: z.string().optional().describe("The run whose emails of unknown fate this live run sends again"),

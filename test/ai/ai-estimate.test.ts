@@ -1,6 +1,6 @@
 /** Estimate mode: POST run { mode: "estimate", sample } tokenizes every prompt, asks for a sample, sends nothing. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { countCallTokens } from "@/lib/ai/tokens";
 import { fakeResendForRuns, getRun, insertUpload, insertWorkflow, startTestExecutor } from "@/test/runs/helpers";
 import { POST as enqueueHandler } from "@/app/api/workflows/[workflowId]/run/route";

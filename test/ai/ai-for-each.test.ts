@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { aiItemPolicy } from "@/lib/nodes/ai/run-items";
 import { fakeResendForRuns, enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor } from "@/test/runs/helpers";
 import { prompt, startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { accountWithAi, aiItems, cancel, itemOf, peopleRows, perRowGraph, retry } from "./helpers";
 
 const mail = fakeResendForRuns();

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { aiItemPolicy } from "@/lib/nodes/ai/run-items";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { enqueue, fakeResendForRuns, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor } from "@/test/runs/helpers";
 import { prompt, startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
 import { startFakeAnthropic, type FakeAnthropic } from "@/test/support/fake-anthropic";

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DELETE as deleteWorkflowRoute } from "@/app/api/workflows/[workflowId]/route";
 import { execRows, getDb } from "@/db/client";
 import { resetConfig } from "@/lib/config";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
 import { enqueue, insertUpload, insertWorkflow, startTestExecutor, stopTestExecutor, trigger } from "@/test/runs/helpers";

@@ -1,7 +1,7 @@
 // The shell of the fault tests' executor processes (worker.ts, send-worker.ts): an embedded executor on the test's
 // database (DATABASE_URL or DATA_DIR), the process's own work with it, then a clean stop; exit 0, or 2 on an error.
 import { closeDb, getDb } from "@/db/client";
-import { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { SWEEP_TASKS } from "@/lib/services/background/start-background-work";
 
 export function runExecutorProcess(sweepIntervalMs: number, work: (executor: EmbeddedExecutor) => Promise<void>): void {

@@ -12,7 +12,7 @@ import { accounts } from "@/db/schema";
 import { aiCallPolicy } from "@/lib/ai/generate";
 import { aiItemPolicy } from "@/lib/nodes/ai/run-items";
 import { encryptSecret } from "@/lib/crypto";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { retryPolicy } from "@/lib/nodes/output/send-with-retry";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";

@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execRows, getDb } from "@/db/client";
 import { resetConfig } from "@/lib/config";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { enqueue, insertWorkflow, startTestExecutor, stopTestExecutor, trigger } from "@/test/runs/helpers";
 

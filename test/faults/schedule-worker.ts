@@ -5,7 +5,7 @@
 // seconds of real time on a busy machine (minutes of schedule time), so standby instances are loaded in advance.
 import { closeDb, getDb } from "@/db/client";
 import { setClock } from "@/lib/clock";
-import { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { SWEEP_TASKS } from "@/lib/services/background/start-background-work";
 
 function waitForGo(): Promise<void> {

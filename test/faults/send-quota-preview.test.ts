@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
 import { POST as sendHandler } from "@/app/api/workflows/runs/[runId]/send/route";
 import { resetConfig } from "@/lib/config";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { call } from "@/test/support/http";

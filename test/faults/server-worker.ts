@@ -2,7 +2,7 @@
 // executor lock on PostgreSQL, the embedded executor with its normal sweep) and the SIGTERM/SIGINT hand-back, exactly
 // as instrumentation.ts starts them in `next start` (no HTTP server: the test process serves the API). Prints
 // `READY <epoch ms> <executor key>` once it is ready, then lives until it is killed or signalled.
-import { executorKey } from "@/lib/engine/executor-lock";
+import { executorKey } from "@/lib/engine/pg/executor-lock";
 import { installShutdownHandBack, startBackgroundWork } from "@/lib/services/background/start-background-work";
 
 async function main(): Promise<void> {

@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execRows, getDb } from "@/db/client";
 import { resetConfig } from "@/lib/config";
-import { getEmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { getEmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
 import { emailEveryRowWorkflow, enqueue } from "@/test/runs/helpers";

@@ -8,7 +8,7 @@ import { linkGoogleAccount, startFakeGoogle, type FakeGoogle } from "@/test/supp
 import { call } from "@/test/support/http";
 import { startWebhookReceiver, type WebhookReceiver } from "@/test/support/webhook-receiver";
 import { insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor, trigger } from "@/test/runs/helpers";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 
 let google: FakeGoogle;
 let receiver: WebhookReceiver;

@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { execRows, getDb } from "@/db/client";
 import { newId } from "@/lib/ids";
-import { enqueueRun } from "@/lib/services/runs/enqueue-run";
+import { enqueueRun } from "@/lib/engine/pg/enqueue-run";
 import { createTestAccount } from "@/test/support/accounts";
 import { enqueue, insertWorkflow, trigger } from "./helpers";
 

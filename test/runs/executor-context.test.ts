@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
-import { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 
 /**
  * The enqueue route pokes the executor from inside a request. The job that poke starts (and every run it executes)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
-import { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 
 /**
  * A process stops its executor and then closes the database (test/faults/executor-process.ts, the test files' teardown).

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from "vitest";
 import { getDb } from "@/db/client";
 import { uploadChunks, uploads, workflows } from "@/db/schema";
-import { EmbeddedExecutor, startEmbeddedExecutor, stopEmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { EmbeddedExecutor, startEmbeddedExecutor, stopEmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { newId } from "@/lib/ids";
 import { POST as enqueueHandler } from "@/app/api/workflows/[workflowId]/run/route";
 import { GET as getRunHandler } from "@/app/api/workflows/runs/[runId]/route";

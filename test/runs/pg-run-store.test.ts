@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { getDb, getRunStateDb } from "@/db/client";
 import { nodeResults, runLogs, runs } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import { DEFERRED_RUNNING_MS, PgRunStore } from "@/lib/engine/pg-run-store";
+import { DEFERRED_RUNNING_MS, PgRunStore } from "@/lib/engine/pg/pg-run-store";
 import { createTestAccount } from "@/test/support/accounts";
 import { insertWorkflow, trigger, type TestGraph } from "./helpers";
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { GET as nodeOutputHandler } from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/output/route";
 import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
 import { execRows, getDb } from "@/db/client";
-import { pruneExpired } from "@/lib/engine/retention";
+import { pruneExpired } from "@/lib/engine/pg/retention";
 import { newId } from "@/lib/ids";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";

@@ -11,7 +11,7 @@ import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/rou
 import { POST as sendHandler } from "@/app/api/workflows/runs/[runId]/send/route";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
-import { enqueueRun } from "@/lib/services/runs/enqueue-run";
+import { enqueueRun } from "@/lib/engine/pg/enqueue-run";
 import { getRun as getRunView } from "@/lib/services/runs/get-run";
 import { emailEveryRowWorkflow, enqueue, fakeResendForRuns, getRun, startTestExecutor } from "./helpers";
 

@@ -5,7 +5,7 @@ import { accounts, uploads, workflows } from "@/db/schema";
 import { aiCallPolicy } from "@/lib/ai/generate";
 import { aiItemPolicy } from "@/lib/nodes/ai/run-items";
 import { encryptSecret } from "@/lib/crypto";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { simulateRun } from "@/lib/graph/plan";
 import type { Graph } from "@/lib/graph/schema";
 import { createTestAccount } from "@/test/support/accounts";

@@ -2,7 +2,7 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
 import { GET as listRunsHandler } from "@/app/api/workflows/[workflowId]/runs/route";
 import { GET as nodeOutputHandler } from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/output/route";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
 import { enqueue, fakeResendForRuns, filteredEmailGraph, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor } from "./helpers";

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { POST as uploadHandler } from "@/app/api/uploads/route";
 import { POST as createWorkflowHandler } from "@/app/api/workflows/route";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
 import { enqueue, fakeResendForRuns, getRun, startTestExecutor } from "./helpers";

@@ -7,7 +7,7 @@ import * as workflowsRoute from "@/app/api/workflows/route";
 import { execRows, getDb } from "@/db/client";
 import { setClock } from "@/lib/clock";
 import { resetConfig } from "@/lib/config";
-import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
+import { enqueueDueSlots } from "@/lib/engine/pg/enqueue-due-slots";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
 

@@ -1,7 +1,7 @@
 import { GET as listHandler, POST as createHandler } from "@/app/api/senders/route";
 import { DELETE as deleteHandler, PATCH as patchHandler } from "@/app/api/senders/[senderId]/route";
 import { POST as testHandler } from "@/app/api/senders/[senderId]/test/route";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { call } from "@/test/support/http";
 import { getRun, runToEnd } from "@/test/runs/helpers";
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { POST as resendHandler } from "@/app/api/workflows/runs/[runId]/resend-unknown/route";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeSmtp, type FakeSmtp } from "@/test/support/fake-smtp";
 import { call } from "@/test/support/http";

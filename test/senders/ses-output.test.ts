@@ -3,7 +3,7 @@
 // no email is dropped or sent twice; MessageRejected fails that email only; an unverified from fails the node.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeSes, type FakeSes } from "@/test/support/fake-ses";
 import { enqueue, insertUpload, insertWorkflow, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
 import { renderMetrics } from "@/lib/observability/metrics";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { startFakeSmtp, type FakeSmtp } from "@/test/support/fake-smtp";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";

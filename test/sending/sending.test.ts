@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { GET as unsubscribePage, POST as unsubscribePost } from "@/app/api/unsubscribe/[token]/route";
 import { resetConfig } from "@/lib/config";
-import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { createTestAccount } from "@/test/support/accounts";
 import { clearResendTransport, startFakeResend, useResendTransport, type FakeResend } from "@/test/support/fake-resend";
 import { call } from "@/test/support/http";

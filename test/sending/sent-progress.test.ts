@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { execRows, getDb } from "@/db/client";
 import { emailSends, nodeResults } from "@/db/schema";
 import * as ledger from "@/db/queries/send-ledger";
-import { enqueueRun } from "@/lib/services/runs/enqueue-run";
+import { enqueueRun } from "@/lib/engine/pg/enqueue-run";
 import type { LedgerEmail } from "@/lib/nodes/ports";
 import { createTestAccount } from "@/test/support/accounts";
 import { insertUpload, insertWorkflow } from "@/test/runs/helpers";

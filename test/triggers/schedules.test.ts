@@ -9,7 +9,7 @@ import { execRows, getDb } from "@/db/client";
 import * as workflowsRoute from "@/app/api/workflows/route";
 import * as workflowRoute from "@/app/api/workflows/[workflowId]/route";
 import { setClock } from "@/lib/clock";
-import { enqueueDueSlots, SLOT_GRACE_MS } from "@/lib/services/schedules/enqueue-due-slots";
+import { enqueueDueSlots, SLOT_GRACE_MS } from "@/lib/engine/pg/enqueue-due-slots";
 import { nextRunAt } from "@/lib/services/schedules/schedule-columns";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";

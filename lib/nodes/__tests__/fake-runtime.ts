@@ -30,6 +30,9 @@ const unavailable = () => {
 /** Ports that refuse every call: a test of a pure executor (FILTER, templates) must not reach them. */
 export const unavailablePorts: NodePorts = {
   uploads: { find: unavailable, readRows: unavailable },
+  drive: { readRows: unavailable },
+  senders: { resolve: unavailable },
+  sendLimits: { dailyQuota: 0, budgetMinutes: 0, ledgerChunk: 0 },
   aiSettings: unavailable,
   ledger: new Proxy({} as NodePorts["ledger"], { get: () => unavailable }),
   pacing: { acquire: unavailable, report: unavailable },

@@ -1,6 +1,4 @@
 import "server-only";
-import { loadDriveFileRows } from "@/lib/google/drive-rows";
-import { AppError } from "@/lib/http/errors";
 import { sanitizeProviderMessage } from "@/lib/net/provider-message";
 import { NodeError, type NodeExecutor } from "../types";
 
@@ -21,12 +19,12 @@ export const dataSourceExecutor: NodeExecutor<"DATA_SOURCE"> = {
     }
     if (data.driveFileId) {
       try {
-        const { columns, rows } = await loadDriveFileRows(rt.accountId, data.driveFileId);
+        const { columns, rows } = await rt.ports.drive.readRows(rt.accountId, data.driveFileId);
         return { kind: "done", output: { rows, rowCount: rows.length, columns }, itemsOut: rows.length };
       } catch (error) {
         // The Drive adapter speaks in sentences meant for people (link expired, file not found, not a CSV), but they
         // quote names and parser text from the Drive file: bounded and cleaned like any provider text.
-        if (error instanceof AppError || error instanceof NodeError) throw new NodeError(sanitizeProviderMessage(error.message, 300), { cause: error });
+        if (error instanceof NodeError) throw new NodeError(sanitizeProviderMessage(error.message, 300), { cause: error });
         throw error;
       }
     }

@@ -1,5 +1,4 @@
 import "server-only";
-import { getConfig } from "@/lib/config";
 import type { EmailSender } from "@/lib/email/types";
 import { unsubscribeUrl } from "@/lib/email/unsubscribe-token";
 import { sliceClock } from "@/lib/slices";
@@ -45,18 +44,6 @@ const STASH_MS = 2_000;
  * batch renders its emails.
  */
 const renderedEmails = new WeakMap<NodeRuntime, (RenderedEmail | undefined)[]>();
-
-/**
- * Ledger rows per statement while the node records its emails (the ledger's chunk, db/queries/send-ledger.ts). A
- * node with more emails records the first rows, then sends its first batches while the rest are recorded (the first
- * email of 40,000 leaves before their ledger rows are all written), when the daily quota surely allows every email.
- * Half as many on the embedded PGlite: its one connection runs a statement at a time, and a request's statement waits
- * for the one being executed — 1,000 rows took 40–105 ms there (bench/freeze.ts: GET run p99 138–218 → 91–173 ms with
- * 500), while on PostgreSQL 500 cost the 100,000-row run 8–12 % of its time (more statements, same rows).
- */
-export function ledgerChunk(): number {
-  return getConfig().databaseUrl ? 1000 : 500;
-}
 
 function take<T extends { at: number }>(stash: WeakMap<NodeRuntime, T>, rt: NodeRuntime): T | undefined {
   const value = stash.get(rt);
@@ -285,8 +272,7 @@ async function plan(node: NodeOf<"OUTPUT">, emails: RenderedEmail[], preview: bo
 }
 
 function sendContext(rt: NodeRuntime, key: LedgerKey, resolved: ResolvedSender, startedAtMs: number | null, firstSlotAt?: number): SendContext {
-  const config = getConfig();
-  const budgetMinutes = config.emailSendBudgetMinutes;
+  const budgetMinutes = rt.ports.sendLimits.budgetMinutes;
   const progress = async () => {
     const counts = await rt.ports.ledger.countByStatus(key.runId, key.nodeId);
     // Failed rows are emails this node has not sent (a parallel batch may have marked them already).
@@ -314,12 +300,12 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, resolved: ResolvedSender, 
  * Records the node's emails in the send ledger (before any provider call) and checks Flowmail's own EMAIL_DAILY_QUOTA
  * before the first email, so a node never stops half-way for it; sets progress. One round trip when the ledger port
  * can (recordAndBegin), which also reads the first batch's pending emails and takes its send slot for runBatch. A node
- * of more than ledgerChunk() emails records that many this way; then, when the quota surely allows every email (today's
+ * of more than `sendLimits.ledgerChunk` emails records that many this way; then, when the quota surely allows every email (today's
  * count plus all the node's emails, suppressed and already sent ones included), it sends its first batches while the
  * rest are recorded (recordWhileSending); otherwise it records the rest and checks the exact count first.
  */
 async function beginSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: LedgerKey, items: number, emails: LedgerEmail[]): Promise<void> {
-  const quota = getConfig().emailDailyQuota;
+  const quota = rt.ports.sendLimits.dailyQuota;
   const { ledger } = rt.ports;
   const resolved = await senderOf(node, rt);
   if (!ledger.recordAndBegin) {
@@ -327,7 +313,7 @@ async function beginSending(node: NodeOf<"OUTPUT">, rt: NodeRuntime, key: Ledger
     return checkQuota(rt, key, quota, await ledger.beginSending(key, rt.runId));
   }
   const planned = emails.reduce((n, e) => n + (e.status === "pending" ? 1 : 0), 0);
-  const chunk = ledgerChunk();
+  const chunk = rt.ports.sendLimits.ledgerChunk;
   // A bigger node records its first batch's rows here and the rest while that batch is sent: a short first statement
   // (1,000 rows took ~60 ms on PGlite, and every request's statement waited for it) and an earlier first email.
   const head = emails.length > chunk ? emails.slice(0, EMAILS_PER_BATCH) : emails;
@@ -367,7 +353,7 @@ async function checkQuota(rt: NodeRuntime, key: LedgerKey, quota: number, { used
 }
 
 /**
- * Records the node's emails after the first `headLength` (one statement per ledgerChunk(), two in flight) while its
+ * Records the node's emails after the first `headLength` (one statement per `sendLimits.ledgerChunk`, two in flight) while its
  * first batches are sent one at a time, as far as the rows recorded so far reach; then writes the node's progress
  * from its counts. Returns once every row is recorded and no batch of it is being sent: the engine's batch steps send
  * the rest (a batch sent here finds nothing pending there), so a resume after this step always finds every row. A
@@ -382,7 +368,7 @@ async function recordWhileSending(
   first?: FirstBatch,
 ): Promise<void> {
   const { ledger } = rt.ports;
-  const chunk = ledgerChunk();
+  const chunk = rt.ports.sendLimits.ledgerChunk;
   // Range c of the emails: [starts[c], starts[c + 1]); range 0 (the head) is recorded already.
   const starts = [0];
   for (let at = headLength; at < emails.length; at += chunk) starts.push(at);

@@ -107,7 +107,7 @@ export async function sendEach(
         if (error.details.refused === "recipient") return { ...at, kind: "refused", error: error.message };
         if (error.details.quota) throw new NodeError(await ctx.quotaSentence(error.details.quota), { cause: error });
         if (error.details.refused === "sender") {
-          await rt.ports.senders?.noteError?.(resolved.senderId ?? "", error.message).catch(() => undefined);
+          await rt.ports.senders.noteError?.(resolved.senderId ?? "", error.message).catch(() => undefined);
           throw new NodeError(`${resolved.label} refused the sender: ${error.message}. Fix the sender's settings, then retry the run; emails already sent will not be sent again.`, { cause: error });
         }
         if (!error.retryable) throw new NodeError(`The email provider refused the emails: ${error.message}`, { cause: error });
@@ -145,7 +145,7 @@ export async function sendEach(
 
   /** Takes the group's quota, permits, `sending` marks and send slots; answers its calls under way (or nothing to send). */
   const startGroup = async (group: EachEmail[]): Promise<{ run: Promise<void> } | undefined> => {
-    if (resolved.dailyQuota !== undefined && rt.ports.senders?.takeDaily) {
+    if (resolved.dailyQuota !== undefined && rt.ports.senders.takeDaily) {
       if (!(await rt.ports.senders.takeDaily(pacingKey, resolved.dailyQuota, group.length))) {
         throw new NodeError(await ctx.quotaSentence("daily"));
       }

@@ -1,6 +1,4 @@
 import "server-only";
-import { getEmailSender } from "@/lib/email";
-import { getConfig } from "@/lib/config";
 import type { ResolvedSender } from "../ports";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";
 import { outputData } from "./render-emails";
@@ -10,7 +8,7 @@ const resolvedFor = new WeakMap<NodeRuntime, Promise<ResolvedSender>>();
 
 /**
  * The transport of an OUTPUT node: its `senderId`, else the account's default sender, else the deployment's transport
- * (through the node ports' sender port; without one, the deployment's). A sender that no longer exists fails the node
+ * (through the node ports' sender port). A sender that no longer exists fails the node
  * with a sentence naming it.
  */
 export function senderOf(node: NodeOf<"OUTPUT">, rt: NodeRuntime): Promise<ResolvedSender> {
@@ -20,21 +18,12 @@ export function senderOf(node: NodeOf<"OUTPUT">, rt: NodeRuntime): Promise<Resol
     // Without a senderId: the account's default sender when the run was first claimed, if that was recorded.
     const identity = rt.emailIdentity;
     const fixedDefault = identity && "defaultSenderId" in identity ? identity.defaultSenderId : undefined;
-    resolved = rt.ports.senders
-      ? rt.ports.senders.resolve(rt.accountId, senderId, fixedDefault).catch((error: unknown) => {
-          if (error instanceof Error && error.name === "SenderMissing") throw new NodeError(error.message, { cause: error });
-          throw error;
-        })
-      : Promise.resolve(deployment());
+    resolved = rt.ports.senders.resolve(rt.accountId, senderId, fixedDefault).catch((error: unknown) => {
+      if (error instanceof Error && error.name === "SenderMissing") throw new NodeError(error.message, { cause: error });
+      throw error;
+    });
     resolvedFor.set(rt, resolved);
     resolved.catch(() => resolvedFor.delete(rt));
   }
   return resolved;
-}
-
-function deployment(): ResolvedSender {
-  const sender = getEmailSender();
-  const config = getConfig();
-  const ratePerSecond = sender.name === "mailbox" ? (config.mailboxRatePerSecond ?? config.emailRatePerSecond) : config.emailRatePerSecond;
-  return { sender, ratePerSecond, label: sender.name === "resend" ? "Resend" : "The email provider" };
 }

@@ -3,10 +3,8 @@ import { getBackgroundDb, getDb, getRunStateDb } from "@/db/client";
 import { ConfigError, getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { nowDate } from "@/lib/clock";
-import { getEmbeddedExecutor, startEmbeddedExecutor, type EmbeddedExecutorOptions } from "@/lib/engine/embedded-executor";
-import { acquireExecutorLock, releaseExecutorLock } from "@/lib/engine/executor-lock";
+import { acquireExecutorLock, enqueueDueSlots, getEmbeddedExecutor, releaseExecutorLock, startEmbeddedExecutor, type EmbeddedExecutorOptions } from "@/lib/engine";
 import { flushTracing } from "@/lib/observability/tracing";
-import { enqueueDueSlots } from "@/lib/services/schedules/enqueue-due-slots";
 import { expireTusUploads } from "@/lib/services/uploads/expire-tus-uploads";
 
 export const EXECUTOR_OFF_NEEDS_POSTGRES =

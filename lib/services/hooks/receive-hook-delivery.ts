@@ -5,7 +5,7 @@ import { hookDeliveries, inboundHooks, workflows } from "@/db/schema";
 import { AppError, notFound } from "@/lib/http/errors";
 import { MAX_JSON_BYTES, readJsonBody } from "@/lib/http/route";
 import { log } from "@/lib/log";
-import { enqueueRun } from "@/lib/services/runs/enqueue-run";
+import { enqueueRun } from "@/lib/engine";
 import { hashHookToken, looksLikeHookToken } from "./hook-token";
 
 /** Deliveries kept per hook: a few more than the editor shows. */

@@ -4,7 +4,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { execRows, getDb, migrationsFolder, type Db } from "@/db/client";
 import { getConfig } from "@/lib/config";
-import { getEmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { getEmbeddedExecutor } from "@/lib/engine";
 import { log } from "@/lib/log";
 
 export type Readiness = {

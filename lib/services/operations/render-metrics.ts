@@ -2,7 +2,7 @@ import "server-only";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { getDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
-import { getEmbeddedExecutor } from "@/lib/engine/embedded-executor";
+import { getEmbeddedExecutor } from "@/lib/engine";
 import { AppError, notFound } from "@/lib/http/errors";
 import { renderMetrics, setMetricsCollectors } from "@/lib/observability/metrics";
 import { readQueueGauges } from "./read-queue-gauges";

@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { execRows, getDb } from "@/db/client";
 import { AppError, notFound } from "@/lib/http/errors";
 import { looksLikeId } from "@/lib/ids";
-import { enqueueDerivedRun, type DerivedRun } from "./derive-run";
+import { enqueueDerivedRun, type DerivedRun } from "@/lib/engine";
 
 /**
  * POST /api/workflows/runs/:runId/resend-unknown — a person's explicit choice to send again the SMTP/SES emails whose

@@ -1,6 +1,6 @@
 import "server-only";
 import { AppError } from "@/lib/http/errors";
-import { enqueueDerivedRun, type DerivedRun } from "./derive-run";
+import { enqueueDerivedRun, type DerivedRun } from "@/lib/engine";
 
 /**
  * POST /api/workflows/runs/:runId/retry — a new run of the FAILED run's graph snapshot at the tail of the workflow's

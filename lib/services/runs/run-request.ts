@@ -6,7 +6,7 @@ import { AppError, notFound } from "@/lib/http/errors";
 import { MAX_JSON_BYTES, readJsonBody, readTextLimited } from "@/lib/http/route";
 import { zodErrorItems } from "@/lib/http/problem";
 import { runRequestBody } from "@/lib/schemas/sending";
-import type { RunOptions } from "./enqueue-run";
+import type { RunOptions } from "@/lib/engine";
 
 /** Items asked per AI node by an estimate when the request names no `sample`. */
 export const DEFAULT_ESTIMATE_SAMPLE = 3;

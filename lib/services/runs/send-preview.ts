@@ -1,6 +1,6 @@
 import "server-only";
 import { AppError } from "@/lib/http/errors";
-import { enqueueDerivedRun, type DerivedRun } from "./derive-run";
+import { enqueueDerivedRun, type DerivedRun } from "@/lib/engine";
 
 /**
  * POST /api/workflows/runs/:runId/send — sends exactly what a SUCCESS preview rendered: a new live run

@@ -1,6 +1,6 @@
 import "server-only";
 import { AppError } from "@/lib/http/errors";
-import { SLOT_GRACE_MS } from "./enqueue-due-slots";
+import { SLOT_GRACE_MS } from "@/lib/engine";
 import { nextSlot, scheduleProblems, type Schedule } from "./schedule-rules";
 
 export type ScheduleInput = { cron: string; timezone?: string; enabled?: boolean } | null;

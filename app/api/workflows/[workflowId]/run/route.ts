@@ -1,7 +1,7 @@
 import { bearerToken } from "@/lib/auth/authenticate";
 import { authorize } from "@/lib/http/authorize";
 import { accepted, route } from "@/lib/http/route";
-import { enqueueRun, enqueueRunWithToken } from "@/lib/services/runs/enqueue-run";
+import { enqueueRun, enqueueRunWithToken } from "@/lib/engine";
 import { assertUntilNode, hasRunBody, readRunRequest } from "@/lib/services/runs/run-request";
 
 export const dynamic = "force-dynamic";

@@ -1,5 +1,5 @@
 import { accepted, route } from "@/lib/http/route";
-import { cancelRun } from "@/lib/services/runs/cancel-run";
+import { cancelRun } from "@/lib/engine";
 
 export const dynamic = "force-dynamic";
 

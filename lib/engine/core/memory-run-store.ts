@@ -1,8 +1,8 @@
 // A RunStore in maps: the engine's rules (skip, join, retry/reuse, cancel, hand-back, until) run against it
 // in milliseconds, without a database. Not used by the product: one process, nothing durable.
-import type { NodeStatus, RunResult } from "@/db/schema";
+import type { NodeStatus, RunResult } from "@/lib/schemas/runs";
 import type { LogLevel } from "@/lib/nodes/types";
-import type { StopReason } from "./run-control";
+import type { StopReason } from "./run-stop";
 import { outcomeMessage, runOutcome } from "./run-outcome";
 import type { Finalized, FinishedNode, NodeSuccess, RunStore, StoredRun } from "./run-store";
 import type { RunInfo } from "./runtime";
@@ -130,6 +130,8 @@ export class MemoryRunStore implements RunStore {
     run.heartbeats++;
     return run.status === "RUNNING" && !this.lost.has(runId);
   }
+
+  forget(): void {}
 
   async release(runId: string): Promise<void> {
     this.get(runId).logs.push({ level: "info", message: "Handed back" });

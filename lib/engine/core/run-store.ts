@@ -2,9 +2,9 @@
 // RunStore remembers. PgRunStore (pg-run-store.ts) is the product's store on PostgreSQL or PGlite; MemoryRunStore
 // (memory-run-store.ts) keeps everything in maps, so the engine's skip/join/retry/cancel/reuse rules are tested in
 // milliseconds without a database. No database import here.
-import type { NodeStatus, RunResult } from "@/db/schema";
-import type { LogLevel } from "./run-log";
-import type { StopReason } from "./run-control";
+import type { NodeStatus, RunResult } from "@/lib/schemas/runs";
+import type { LogLevel } from "@/lib/nodes/types";
+import type { StopReason } from "./run-stop";
 import type { RunInfo } from "./runtime";
 
 /** A run as the engine executes it: its snapshot, the workflow version it was enqueued with, and its status. */
@@ -64,4 +64,6 @@ export interface RunStore {
    * cancelled. `order` ranks failures (the first failed node in topological order names the run's error).
    */
   finalize(run: RunInfo, order: string[], options: { cancelled: boolean }): Promise<Finalized>;
+  /** This process stops executing the run (finalized or handed back): whatever the store keeps of it in memory goes. */
+  forget(runId: string): void;
 }

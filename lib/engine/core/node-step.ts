@@ -1,10 +1,9 @@
 import "server-only";
-import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
 import type { GraphNode } from "@/lib/graph/schema";
 import { log } from "@/lib/log";
 import { NodeError, NodeStopped, type NodeRuntime } from "@/lib/nodes/types";
 import type { EngineDeps, Execution, NodeSummary } from "./execute-run";
-import { RunLostError } from "./run-control";
+import { RunLostError } from "./run-stop";
 import type { RunStore } from "./run-store";
 import { buildRuntime } from "./runtime";
 
@@ -26,7 +25,7 @@ export async function guard(
     // A cancel (or hand-back) seen inside a long node: the node stays unfinished and the run stops.
     if (error instanceof NodeStopped) return { status: "STOPPED" };
     // Not the node's fault: the run stays RUNNING and is resumed (the sweep, or Inngest's step retry).
-    if (!(error instanceof NodeError) && (isConnectionLoss(error) || isDatabaseUnavailable(error))) throw error;
+    if (!(error instanceof NodeError) && deps.isOutage?.(error)) throw error;
     const message = nodeErrorMessage(error);
     if (!(error instanceof NodeError)) log.error("node failed unexpectedly", { runId: run.runId, nodeId: node.id, error });
     await store.nodeFailed(run.runId, node.id, message);
@@ -56,6 +55,10 @@ function runtimeFor(deps: EngineDeps, run: Execution, node: GraphNode): Promise<
   return runtime;
 }
 
+/**
+ * When this process last proved each run its own (its heartbeat). Process-wide, not per store: under Inngest every
+ * step is a new invocation with a store of its own, and a beat per step would be a write per node.
+ */
 const lastBeat = new Map<string, number>();
 
 /** The claim (or takeover) that handed this process the run has just written its heartbeat. */
@@ -79,8 +82,10 @@ function nodeErrorMessage(error: unknown): string {
   return "An unexpected error stopped this node (it has been logged for the operators); run the workflow again.";
 }
 
-/** A run this process stops executing: its nodes' runtimes are dropped. */
-export function forgetRuntimes(store: RunStore, runId: string): void {
+/** A run this process stops executing (finalized or handed back): its runtimes, heartbeat and the store's memory of it go. */
+export function forgetRun(store: RunStore, runId: string): void {
+  lastBeat.delete(runId);
+  store.forget(runId);
   const cached = runtimes.get(store);
   if (!cached) return;
   for (const key of cached.keys()) if (key.startsWith(`${runId}:`)) cached.delete(key);

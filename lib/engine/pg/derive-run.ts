@@ -2,7 +2,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
 import type { NodeStatus, RunMode, RunStatus } from "@/db/schema";
-import { wakeAfterResponse } from "@/lib/engine/wake";
+import { wakeAfterResponse } from "../drivers/wake";
 import type { GraphNode } from "@/lib/graph/schema";
 import { AppError, notFound } from "@/lib/http/errors";
 import { newId } from "@/lib/ids";

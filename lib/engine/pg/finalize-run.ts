@@ -6,9 +6,9 @@ import type { NodeStatus, RunResult } from "@/db/schema";
 import { heldCtes, isEmptyBatch, type HeldBatch } from "./buffered-writes";
 import { forgetRunOutputs } from "./node-store";
 import { claimAheadColumns, claimAheadCtes, claimAheadResult, type ClaimedRunInfo } from "./queue";
-import { outcomeMessage, runOutcome } from "./run-outcome";
-import type { Finalized } from "./run-store";
-import type { RunInfo } from "./runtime";
+import { outcomeMessage, runOutcome } from "../core/run-outcome";
+import type { Finalized } from "../core/run-store";
+import type { RunInfo } from "../core/runtime";
 
 export type FinalizeOptions = {
   cancelled?: boolean;

@@ -1,5 +1,5 @@
 import "server-only";
-import type { NodeStatus, RunMode, RunTrigger } from "@/db/schema";
+import type { NodeStatus, RunMode, RunTrigger } from "@/lib/schemas/runs";
 import type { Graph, GraphNode } from "@/lib/graph/schema";
 import type { NodePorts } from "@/lib/nodes/ports";
 import type { NodeRuntime, NodeState } from "@/lib/nodes/types";
@@ -30,43 +30,6 @@ export type RunInfo = {
  * before it was recorded.
  */
 export type EmailIdentity = { appUrl: string; from: string; defaultSenderId?: string | null };
-
-/** The columns of `runs` a run's snapshot is read from (by the claim and by loadRun): see runFromRow. */
-export const RUN_COLUMNS =
-  "id, workflow_id, account_id, graph, workflow_version, mode, trigger, until_node_id, coalesce(chain_root_id, id) as ledger_run_id, trigger_body, traceparent, email_identity";
-
-export type RunRow = {
-  id: string;
-  workflow_id: string;
-  account_id: string;
-  graph: unknown;
-  workflow_version: number;
-  mode?: string;
-  trigger?: string;
-  until_node_id?: string | null;
-  ledger_run_id?: string;
-  trigger_body?: unknown;
-  traceparent?: string | null;
-  email_identity?: EmailIdentity | string | null;
-};
-
-/** A run's snapshot from a row selected with RUN_COLUMNS. */
-export function runFromRow(row: RunRow): RunInfo & { version: number } {
-  return {
-    runId: row.id,
-    workflowId: row.workflow_id,
-    accountId: row.account_id,
-    graph: row.graph as Graph,
-    version: Number(row.workflow_version),
-    mode: (row.mode ?? "live") as RunMode,
-    trigger: (row.trigger ?? "manual") as RunTrigger,
-    untilNodeId: row.until_node_id ?? null,
-    ledgerRunId: row.ledger_run_id,
-    triggerBody: row.trigger_body ?? undefined,
-    traceparent: row.traceparent ?? null,
-    emailIdentity: typeof row.email_identity === "string" ? (JSON.parse(row.email_identity) as EmailIdentity) : (row.email_identity ?? null),
-  };
-}
 
 /**
  * Ids of the graph's nodes that `text` may name. Templates and expressions can only reach a node by writing its

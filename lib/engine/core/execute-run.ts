@@ -1,5 +1,5 @@
 import "server-only";
-import type { NodeStatus } from "@/db/schema";
+import type { NodeStatus } from "@/lib/schemas/runs";
 import { compileExpression, ExpressionError, isTruthy } from "@/lib/graph/expressions";
 import { ancestorsOf, decideNode, outgoingEdges, topologicalOrder } from "@/lib/graph/plan";
 import type { GraphEdge, GraphNode, NodeType } from "@/lib/graph/schema";
@@ -7,14 +7,17 @@ import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
 import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome } from "@/lib/nodes/types";
-import { forgetRuntimes, guard, noteBeat } from "./node-step";
+import { forgetRun, guard, noteBeat } from "./node-step";
 import { noteNodeItems, observeNode, observeRun, runFinishedMetric, type RunEnd } from "./observe-run";
-import type { StopReason } from "./run-control";
+import type { StopReason } from "./run-stop";
 import type { Finalized, RunStore, StoredRun } from "./run-store";
 import { namedOutputs, type RunInfo } from "./runtime";
 
 /** The durable-step primitive: Inngest's `step`, or the embedded executor's plain call. */
 export type Step = { run<T>(id: string, fn: () => Promise<T>): Promise<T> };
+
+/** In-process, a step is just the call: completed nodes are memoized by the run store, not in a step log. */
+export const inlineStep: Step = { run: (_id, fn) => fn() };
 
 /** What a node step returns (step results stay small: outputs live in Postgres). */
 export type NodeSummary = {
@@ -39,6 +42,11 @@ export type EngineDeps = {
   wake: (workflowId: string) => Promise<void>;
   /** Called once when this engine moved a run out of RUNNING and the account has webhooks (run.succeeded/failed). */
   runFinished?: (run: RunInfo, finalized: Finalized) => Promise<void>;
+  /**
+   * Whether an error a node met is an outage of the store's backend (a lost or refusing database): the run then stays
+   * RUNNING and is resumed instead of failing the node. None: every error fails its node.
+   */
+  isOutage?: (error: unknown) => boolean;
   /** The node executors by type (tests swap in their own); the registry otherwise. */
   executors?: { [T in NodeType]: NodeExecutor<T> };
 };
@@ -104,11 +112,11 @@ async function executeLoaded(step: Step, deps: EngineDeps, run: StoredRun, start
   if (reason === "handback") {
     // SIGTERM/SIGINT: the run stays RUNNING, released so the next process (or another instance) resumes it at once.
     await store.release(runId);
-    forgetRuntimes(store, runId);
+    forgetRun(store, runId);
     return { status: "released" };
   }
   const end = await step.run("finalize", () => finishRun(deps, run, order, reason === "cancel", started));
-  forgetRuntimes(store, runId);
+  forgetRun(store, runId);
   return end;
 }
 

@@ -4,9 +4,10 @@ import { execRows, getDb, type Db } from "@/db/client";
 import type { RunMode, RunStatus, RunTrigger } from "@/db/schema";
 import { getConfig } from "@/lib/config";
 import { accountForApiKey, isApiKeyToken, rememberedApiKey, touchLastUsed } from "@/lib/auth/api-keys";
+import { accountVerified, apiKeyExpired, apiKeyRevoked, apiKeyUseStale, passwordUnchangedSince } from "@/lib/auth/account-check";
 import { accountForAccessToken } from "@/lib/auth/authenticate";
 import { verifyAccessToken } from "@/lib/auth/tokens";
-import { wakeAfterResponse } from "@/lib/engine/wake";
+import { wakeAfterResponse } from "../drivers/wake";
 import { groupCommit } from "@/lib/group-commit";
 import { assertScope } from "@/lib/http/authorize";
 import { AppError, notFound } from "@/lib/http/errors";
@@ -22,7 +23,11 @@ import {
   settleCountedHits,
   type HitCount,
   type RateLimitResult,
+  windowBeforeSlice,
 } from "@/lib/rate-limit";
+
+const A = sql.raw("a");
+const K = sql.raw("k");
 
 /** A new run is PENDING; a replayed Idempotency-Key answers the run's current status. */
 export type EnqueuedRun = { runId: string; workflowId: string; status: RunStatus; enqueuedAt: string };
@@ -186,17 +191,14 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
               count(*) over (partition by req.rl_key, req.slice_start) as hits,
               hit.count - count(*) over (partition by req.rl_key, req.slice_start)
                 + row_number() over (partition by req.rl_key, req.slice_start order by req.ord) as rank,
-              (select coalesce(sum(l.count), 0) from rate_limits l
-                where l.key = req.rl_key and l.window_start >= req.first_counted and l.window_start < req.slice_start) as earlier,
-              (select min(l.window_start) from rate_limits l
-                where l.key = req.rl_key and l.window_start >= req.first_counted and l.window_start < req.slice_start and l.count > 0) as oldest
+              ${windowBeforeSlice(sql.raw("req.rl_key"), sql.raw("req.first_counted"), sql.raw("req.slice_start"))}
             from req join hit on hit.key = req.rl_key and hit.window_start = req.slice_start
           ), checked as (
             select ranked.*,
-              coalesce(a.email_verified_at is not null and case when ranked.key_id is null
-                then a.password_changed_at is null or floor(extract(epoch from a.password_changed_at) * 1000) < ranked.iat_ms
-                else k.id is not null and k.revoked_at is null and (k.expires_at is null or k.expires_at > now()) end, false) as account_ok,
-              coalesce(k.last_used_at is null or k.last_used_at < now() - interval '1 minute', false) and k.id is not null as key_stale
+              coalesce(${accountVerified(A)} and case when ranked.key_id is null
+                then ${passwordUnchangedSince(A, sql.raw("ranked.iat_ms"))}
+                else k.id is not null and not ${apiKeyRevoked(K)} and not ${apiKeyExpired(K)} end, false) as account_ok,
+              coalesce(${apiKeyUseStale(K)}, false) and k.id is not null as key_stale
             from ranked left join accounts a on a.id = ranked.account_id
               left join api_keys k on k.id = ranked.key_id and k.account_id = ranked.account_id
           ), ins as (

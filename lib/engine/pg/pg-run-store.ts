@@ -6,13 +6,13 @@ import type { UploadPrefetch } from "@/db/queries/upload-rows";
 import { heldCtes, isEmptyBatch, type HeldBatch, type HeldLine, type HeldSuccess } from "./buffered-writes";
 import { finalizeRunRows, finishFromRows, type FinalRow } from "./finalize-run";
 import { log } from "@/lib/log";
-import { loadOutputs, markNodeFailed, markNodesSkipped, markNodeSucceeded, startNodeRow, startRunRows } from "./node-store";
+import { forgetRunOutputs, loadOutputs, markNodeFailed, markNodesSkipped, markNodeSucceeded, startNodeRow, startRunRows } from "./node-store";
 import { claimNextRunWithInfo, heartbeat, type ClaimedRunInfo } from "./queue";
-import { noteClaimed, releaseRun, stopReason } from "./run-control";
+import { forgetStopCheck, noteClaimed, releaseRun, stopReason } from "./run-control";
 import { appendRunLog } from "./run-log";
 import type { NodeStatus } from "@/db/schema";
-import type { RunStore, StoredRun } from "./run-store";
-import { RUN_COLUMNS, runFromRow, type RunRow } from "./runtime";
+import type { RunStore, StoredRun } from "../core/run-store";
+import { RUN_COLUMNS, runFromRow, type RunRow } from "./run-row";
 
 /**
  * How long a started node may run before its RUNNING status is written (the canvas shows it from then on), and the
@@ -203,6 +203,11 @@ export class PgRunStore implements RunStore {
     const state = this.state(runId);
     state.lines.push({ nodeId: nodeId ?? null, level, message });
     this.arm(runId, state);
+  }
+
+  forget(runId: string): void {
+    forgetRunOutputs(runId);
+    forgetStopCheck(runId);
   }
 
   stopReason(runId: string, options?: { fresh?: boolean }) {

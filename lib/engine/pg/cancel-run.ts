@@ -2,7 +2,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, getDb } from "@/db/client";
 import type { RunStatus } from "@/db/schema";
-import { afterResponse, wakeWorkflow } from "@/lib/engine/wake";
+import { afterResponse, wakeWorkflow } from "../drivers/wake";
 import { AppError, notFound } from "@/lib/http/errors";
 import { enqueueRunWebhooks } from "@/lib/webhooks/enqueue-run-webhooks";
 

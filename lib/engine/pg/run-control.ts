@@ -1,17 +1,7 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
-
-/** The run is no longer this process's (finished elsewhere, or taken over): it must not execute another step here. */
-export class RunLostError extends Error {
-  constructor(readonly runId: string) {
-    super(`Run ${runId} is no longer held by this process`);
-    this.name = "RunLostError";
-  }
-}
-
-/** Why a run stops before its next node or email batch: a person cancelled it, or this process is shutting down. */
-export type StopReason = "cancel" | "handback";
+import type { StopReason } from "../core/run-stop";
 
 let handingBack = false;
 
@@ -55,6 +45,11 @@ export async function stopReason(db: Db, runId: string, options: { fresh?: boole
 export function noteClaimed(runId: string, cancel: boolean): void {
   if (lastChecks.size > 1000) lastChecks.clear();
   lastChecks.set(runId, { at: Date.now(), cancel });
+}
+
+/** The run is no longer executed here: its cached answer goes. */
+export function forgetStopCheck(runId: string): void {
+  lastChecks.delete(runId);
 }
 
 /**

@@ -1,5 +1,5 @@
 // The engine's rule for how a run ends, shared by every RunStore: pure, no I/O.
-import type { NodeStatus, RunResult } from "@/db/schema";
+import type { NodeStatus, RunResult } from "@/lib/schemas/runs";
 
 /**
  * SUCCESS exactly when no node FAILED and the run was not cancelled; a failed run's error names its first failed node

@@ -6,7 +6,8 @@ import type { Graph } from "@/lib/graph/schema";
 import { getConfig } from "@/lib/config";
 import { EXECUTOR_GONE, executorKey } from "./executor-lock";
 import { startRowsCtes } from "./node-store";
-import { RUN_COLUMNS, runFromRow, type RunInfo, type RunRow } from "./runtime";
+import type { RunInfo } from "../core/runtime";
+import { RUN_COLUMNS, runFromRow, type RunRow } from "./run-row";
 
 /**
  * Seconds without a heartbeat after which a RUNNING run is taken to belong to a dead (or stuck) process. On PostgreSQL a

@@ -4,14 +4,15 @@ import { UploadPrefetch } from "@/db/queries/upload-rows";
 import { isDatabaseUnavailable } from "@/db/connection-errors";
 import { contextRunner } from "@/lib/async-context";
 import { log } from "@/lib/log";
-import { executeRun, type EngineDeps, type Step } from "./execute-run";
-import { pgEngineDeps } from "./pg-engine";
-import { pgNodePorts } from "./pg-node-ports";
-import { PgRunStore } from "./pg-run-store";
-import type { StoredRun } from "./run-store";
-import { ensureExecutorLock } from "./executor-lock";
-import { pruneExpired } from "./retention";
-import { beginHandBack, RunLostError } from "./run-control";
+import { executeRun, inlineStep, type EngineDeps, type Step } from "../core/execute-run";
+import { pgEngineDeps } from "../pg-engine";
+import { pgNodePorts } from "../pg-node-ports";
+import { PgRunStore } from "../pg/pg-run-store";
+import type { StoredRun } from "../core/run-store";
+import { ensureExecutorLock } from "../pg/executor-lock";
+import { pruneExpired } from "../pg/retention";
+import { beginHandBack } from "../pg/run-control";
+import { RunLostError } from "../core/run-stop";
 import {
   reclaimOwnRun,
   HEARTBEAT_INTERVAL_MS,
@@ -19,7 +20,7 @@ import {
   staleRunningRuns,
   takeOverStaleRun,
   workflowsNeedingWake,
-} from "./queue";
+} from "../pg/queue";
 
 /**
  * Backoffs before resuming a run after a lost or refusing database: short at first (a failover, a dropped connection),
@@ -28,8 +29,7 @@ import {
  */
 const RETRY_DELAYS_MS = [250, 500, 1_000, ...Array.from({ length: 28 }, () => 2_000)];
 
-/** In-process, a step is just the call: completed nodes are memoized in Postgres, not in a step log. */
-export const inlineStep: Step = { run: (_id, fn) => fn() };
+export { inlineStep };
 
 /** Retention housekeeping runs at most this often per process (the sweep itself runs every few seconds). */
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000;

@@ -3,10 +3,9 @@ import type { Graph, NodeType } from "@/lib/graph/schema";
 import { unavailablePorts } from "@/lib/nodes/__tests__/fake-runtime";
 import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor } from "@/lib/nodes/types";
-import { inlineStep } from "./embedded-executor";
-import { claimAndExecute, executeRun, type EngineDeps } from "./execute-run";
+import { claimAndExecute, executeRun, inlineStep, type EngineDeps } from "./execute-run";
 import { MemoryRunStore } from "./memory-run-store";
-import { RunLostError } from "./run-control";
+import { RunLostError } from "./run-stop";
 
 /**
  * The engine's rules against MemoryRunStore: no database, each test a few milliseconds. The PostgreSQL store is covered
