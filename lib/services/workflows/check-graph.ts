@@ -1,7 +1,8 @@
 import "server-only";
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { googleLinks, uploads } from "@/db/schema";
+import { accounts, googleLinks, uploads } from "@/db/schema";
+import { batchModeErrors } from "@/lib/graph/validate-ai-batch";
 import { itemColumnProblems, type UploadColumns } from "@/lib/graph/list-shapes";
 import { validateGraph, type GraphError } from "@/lib/graph/validate";
 import { AppError } from "@/lib/http/errors";
@@ -21,7 +22,13 @@ export async function checkGraph(db: Db, accountId: string, input: unknown): Pro
   if (result.errors.some((error) => error.code === "too_large")) return { valid: false, errors: result.errors };
   const refs = dataSourceRefs(input);
   const live = await liveUploads(db, accountId, refs);
-  const errors = [...result.errors, ...uploadErrors(refs, live), ...columnErrors(input, live), ...(await checkDrive(db, accountId, refs))];
+  const errors = [
+    ...result.errors,
+    ...uploadErrors(refs, live),
+    ...columnErrors(input, live),
+    ...(await checkDrive(db, accountId, refs)),
+    ...(await checkBatchMode(db, accountId, input)),
+  ];
   return { valid: errors.length === 0, errors };
 }
 
@@ -85,6 +92,13 @@ async function checkDrive(db: Db, accountId: string, refs: DataSourceRef[]): Pro
     .where(and(eq(googleLinks.accountId, accountId), eq(googleLinks.status, "active")));
   if (link) return [];
   return driveRefs.map((ref) => graphError(ref, "invalid_node_data", "Connect Google Drive in Settings before using a Drive file"));
+}
+
+/** An AI node in batch mode needs a provider with a batch API (read only when a node asks for batch mode). */
+async function checkBatchMode(db: Db, accountId: string, input: unknown): Promise<GraphError[]> {
+  if (batchModeErrors(input, "openai-compatible").length === 0) return [];
+  const [row] = await db.select({ provider: accounts.aiProvider }).from(accounts).where(eq(accounts.id, accountId));
+  return batchModeErrors(input, row?.provider);
 }
 
 function graphError(ref: DataSourceRef, code: string, message: string): GraphError {
