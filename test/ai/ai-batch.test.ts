@@ -148,6 +148,35 @@ describe("AI batch mode: what is asked once", () => {
     expect(openai.stats.polls - polls).toBeGreaterThanOrEqual(3);
     expect(run.nodes.ai.output).toMatchObject({ count: 5, failed: 0 });
   });
+
+  it("a refused submission fails the node with the provider's sentence; a batch left without its id is submitted again", async () => {
+    const { id, token } = await batchAccount(anthropic);
+    const uploadId = await insertUpload(id, ["name", "email"], peopleRows(3));
+    anthropic.refuseNextBatch("requests: too many tokens");
+    const created = anthropic.stats.created;
+    const first = await runToEnd(executor, token, await insertWorkflow(id, batchGraph(uploadId)));
+    expect(first.status).toBe("FAILED");
+    expect(first.nodes.ai.error).toMatch(/^The AI provider's batch API answered with an error \(HTTP 400\): .*too many tokens.*No item of this batch was asked/);
+    expect(anthropic.stats.created).toBe(created);
+    expect(await batchRows(first.runId)).toMatchObject([{ seq: 0, state: "abandoned", batch_id: null }]);
+
+    // A process that died between the provider's acceptance and the record of the id leaves a row like this one.
+    await (await getDb()).execute(sql`insert into ai_batches (run_id, node_id, seq, account_id, provider, items, item_count)
+      values (${first.runId}, 'ai', 1, ${id}, 'anthropic', '[[0, "h"]]'::jsonb, 1)`);
+    const { retry } = await import("./helpers");
+    const again = await retry(token, first.runId);
+    expect(again.status).toBe(202);
+    await executor.idle();
+    const run = (await getRun(token, again.body.runId)).body;
+    expect(run.status).toBe("SUCCESS");
+    expect(anthropic.stats.created).toBe(created + 1);
+    expect((await batchRows(first.runId)).map((r) => [r.seq, r.state])).toEqual([
+      [0, "abandoned"],
+      [1, "abandoned"],
+      [2, "collected"],
+    ]);
+    expect(run.nodes.ai.output).toMatchObject({ count: 3, failed: 0 });
+  });
 });
 
 describe("AI batch mode at save time", () => {

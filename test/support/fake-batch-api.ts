@@ -34,6 +34,8 @@ export type FakeBatchApi = {
   finish(): void;
   /** Answers 503 to the next `n` status polls (a provider having a bad moment). */
   failPolls(n: number): void;
+  /** Refuses the next batch creation with a 400 and this message. */
+  refuseNextBatch(message: string): void;
   stats: { created: number; polls: number; cancels: number; resultReads: number; files: number };
   close(): Promise<void>;
 };
@@ -65,6 +67,7 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
   let respond: (text: string) => Record<string, unknown> | { error: string } = () => ({});
   let forceFinish = false;
   let failingPolls = 0;
+  let refusal: string | null = null;
   const stats = { created: 0, polls: 0, cancels: 0, resultReads: 0, files: 0 };
   let counter = 0;
   const nextId = (prefix: string) => `${prefix}${(++counter).toString(36).padStart(6, "0")}`;
@@ -169,6 +172,12 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
       };
       const notFound = () => json(404, { error: { message: `No such route ${req.method} ${path}`, type: "not_found_error" } });
       const find = (id: string) => batches.find((b) => b.id === id);
+      const refuseCreate = () => {
+        if (refusal === null) return false;
+        json(400, { type: "error", error: { message: refusal, type: "invalid_request_error", code: "invalid_batch" } });
+        refusal = null;
+        return true;
+      };
       const create = (items: FakeBatch["items"]) => {
         const batch: FakeBatch = { id: nextId(provider === "openai" ? "batch_" : "msgbatch_"), createdAt: Date.now(), items, status: "in_progress", cancelled: false, results: null, polls: 0 };
         batches.push(batch);
@@ -204,6 +213,7 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
           return json(200, { id, object: "file", bytes: raw.length, created_at: Math.floor(Date.now() / 1000), filename: "batch.jsonl", purpose: "batch", status: "processed" });
         }
         if (req.method === "POST" && path === "/v1/batches") {
+          if (refuseCreate()) return;
           const body = JSON.parse(raw) as { input_file_id: string; endpoint: string };
           const lines = files.get(body.input_file_id);
           if (!lines) return json(400, { error: { message: `No file ${body.input_file_id}`, type: "invalid_request_error", code: "invalid_file" } });
@@ -228,6 +238,7 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
       }
 
       if (req.method === "POST" && path === "/v1/messages/batches") {
+        if (refuseCreate()) return;
         const body = JSON.parse(raw) as { requests: { custom_id: string; params: { messages?: unknown } }[] };
         return json(200, view(create(body.requests.map((r) => ({ customId: r.custom_id, text: userText(r.params.messages) })))));
       }
@@ -259,6 +270,9 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
     },
     failPolls(n) {
       failingPolls = n;
+    },
+    refuseNextBatch(message) {
+      refusal = message;
     },
     stats,
     close: () =>
