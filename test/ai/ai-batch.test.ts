@@ -13,7 +13,7 @@ import type { EmbeddedExecutor } from "@/lib/engine/embedded-executor";
 import { enqueue, fakeResendForRuns, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor } from "@/test/runs/helpers";
 import { BATCH_INPUT_TOKENS, BATCH_OUTPUT_TOKENS, startFakeBatchApi, type FakeBatchApi } from "@/test/support/fake-batch-api";
 import { call } from "@/test/support/http";
-import { accountWithAi, aiItems, cancel, itemOf, peopleRows, perRowGraph } from "./helpers";
+import { accountWithAi, aiItems, cancel, itemOf, peopleRows, perRowGraph, retry } from "./helpers";
 
 const mail = fakeResendForRuns();
 let openai: FakeBatchApi;
@@ -138,7 +138,6 @@ describe("AI batch mode: what is asked once", () => {
     openai.answer((text) => ({ greeting: `Hi ${itemOf(text)}` }));
     openai.failPolls(2);
     const polls = openai.stats.polls;
-    const { retry } = await import("./helpers");
     const again = await retry(token, first.runId);
     expect(again.status).toBe(202);
     await executor.idle();
@@ -163,7 +162,6 @@ describe("AI batch mode: what is asked once", () => {
     // A process that died between the provider's acceptance and the record of the id leaves a row like this one.
     await (await getDb()).execute(sql`insert into ai_batches (run_id, node_id, seq, account_id, provider, items, item_count)
       values (${first.runId}, 'ai', 1, ${id}, 'anthropic', '[[0, "h"]]'::jsonb, 1)`);
-    const { retry } = await import("./helpers");
     const again = await retry(token, first.runId);
     expect(again.status).toBe(202);
     await executor.idle();
@@ -184,7 +182,6 @@ describe("AI batch mode at save time", () => {
 
   it("refuses batch mode for a provider without a batch API (422 with the path), accepts it for OpenAI", async () => {
     const compatible = await accountWithAi("http://127.0.0.1:9/v1");
-    const graph = batchGraph("upl_missing");
     const uploadId = await insertUpload(compatible.id, ["name", "email"], peopleRows(1));
     const refused = await save(compatible.token, batchGraph(uploadId));
     expect(refused.status).toBe(422);
@@ -195,8 +192,9 @@ describe("AI batch mode at save time", () => {
     const okUpload = await insertUpload(withOpenAi.id, ["name", "email"], peopleRows(1));
     expect((await save(withOpenAi.token, batchGraph(okUpload))).status).toBe(201);
     // Without forEach batch mode has nothing to batch.
+    const graph = batchGraph(okUpload);
     const once = { ...graph, nodes: graph.nodes.map((n) => (n.id === "ai" ? { ...n, data: { prompt: "Hi", output: [{ name: "greeting", type: "string" }], mode: "batch" } } : n)) };
-    const single = await save(withOpenAi.token, { ...once, nodes: once.nodes.map((n) => (n.id === "src" ? { ...n, data: { uploadId: okUpload } } : n)) });
+    const single = await save(withOpenAi.token, once);
     expect(single.status).toBe(422);
     expect(single.body.errors.map((e: { path: string }) => e.path)).toContain("graph.nodes[2].data.mode");
   });
