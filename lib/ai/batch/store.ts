@@ -27,7 +27,7 @@ export interface AiBatchStore {
   nextSeq(key: LedgerKey): Promise<number>;
   /** The provider accepted the batch: its id. */
   submitted(key: LedgerKey, seq: number, batchId: string): Promise<void>;
-  /** A new state (collected, cancelled, abandoned); `polled` notes a poll only. */
+  /** A new state (collected, cancelled, abandoned: its items are dropped, its count kept); `polled` notes a poll only. */
   setState(key: LedgerKey, seq: number, state: AiBatchState | "polled"): Promise<void>;
   /** Whether a person asked to cancel the run (a stop that is not this process handing its runs back). */
   cancelRequested(runId: string): Promise<boolean>;
@@ -74,7 +74,8 @@ export function pgBatchStore(db: Db): AiBatchStore {
         await db.execute(sql`update ai_batches set polled_at = now() where run_id = ${key.runId} and node_id = ${key.nodeId} and seq = ${seq}`);
         return;
       }
-      await db.execute(sql`update ai_batches set state = ${state}, ended_at = now()
+      // The items are needed while the batch is open only: a finished row keeps its count, not its hashes.
+      await db.execute(sql`update ai_batches set state = ${state}, ended_at = now(), items = '[]'::jsonb
         where run_id = ${key.runId} and node_id = ${key.nodeId} and seq = ${seq}`);
     },
     async cancelRequested(runId) {
