@@ -51,3 +51,25 @@ export const aiInflight = pgTable("ai_inflight", {
   slot: integer("slot").notNull(),
   leaseUntil: ts("lease_until").notNull().defaultNow(),
 }, (t) => [primaryKey({ columns: [t.key, t.slot], name: "ai_inflight_pkey" })]);
+
+export type AiBatchState = "submitting" | "running" | "collected" | "cancelled" | "abandoned";
+
+/**
+ * The provider batches of AI nodes in batch mode (lib/ai/batch/store.ts): written before the submission and given
+ * the provider's id right after, so whichever process holds the run polls the same batch after a restart.
+ */
+export const aiBatches = pgTable("ai_batches", {
+  runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
+  nodeId: text("node_id").notNull(),
+  seq: integer("seq").notNull(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  provider: text("provider").notNull(),
+  batchId: text("batch_id"),
+  state: text("state").$type<AiBatchState>().notNull().default("submitting"),
+  /** The submitted items and their request hashes: [[index, hash], …]. */
+  items: jsonb("items").$type<[number, string][]>().notNull(),
+  itemCount: integer("item_count").notNull(),
+  createdAt: createdAt(),
+  polledAt: ts("polled_at"),
+  endedAt: ts("ended_at"),
+}, (t) => [primaryKey({ columns: [t.runId, t.nodeId, t.seq], name: "ai_batches_pkey" })]);

@@ -14,6 +14,7 @@ import { loadDriveFileRows } from "@/lib/google/drive-rows";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
+import { pgBatchStore } from "@/lib/ai/batch/store";
 import { NodeError } from "@/lib/nodes/types";
 
 /** A running OUTPUT node's progress is written at most this often (the canvas polls about once a second). */
@@ -123,6 +124,7 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       report: (key, rate, info, status) => reportRateLimit(volatile, key, rate, info, status),
       reserve: (key, rate, n) => takeSlots(volatile, key, rate, n),
     },
+    aiBatches: pgBatchStore(db),
     // The limiter's slots and holds are volatile state, as the email limiter's.
     aiLimiter: {
       acquire: (key, limits, tokens, opts) => acquireAiCall(volatile, key, limits, tokens, opts),

@@ -34,9 +34,11 @@ describe("the AI node's forEach at save time", () => {
     expect(problems(graph({ forEach: "{{src.rows}}" }, "{{ai.count}}"))).toEqual([["graph.nodes[3].data.forEach", "not_a_list"]]);
   });
 
-  it("refuses batch mode, a reserved output name, and caps or windows out of range", () => {
+  it("accepts batch mode with forEach only; refuses a reserved output name, and caps or windows out of range", () => {
     const codes = (ai: Record<string, unknown>) => validateGraph(graph({ forEach: "{{src.rows}}", ...ai })).errors.map((e) => [e.path, e.code, e.message]);
-    expect(codes({ mode: "batch" })).toEqual([["graph.nodes[2].data.mode", "invalid_node_data", expect.stringMatching(/^Batch mode/)]]);
+    expect(codes({ mode: "batch" })).toEqual([]);
+    expect(validateGraph(graph({ mode: "batch" }, "{{src.rows}}")).errors.map((e) => [e.path, e.code])).toContainEqual(["graph.nodes[2].data.mode", "invalid_node_data"]);
+    expect(codes({ mode: "later" })[0].slice(0, 2)).toEqual(["graph.nodes[2].data.mode", "invalid_node_data"]);
     expect(codes({ maxCostUsd: 0 })[0].slice(0, 2)).toEqual(["graph.nodes[2].data.maxCostUsd", "invalid_node_data"]);
     expect(codes({ reuseAnswersDays: 31 })[0].slice(0, 2)).toEqual(["graph.nodes[2].data.reuseAnswersDays", "invalid_node_data"]);
     expect(codes({ onItemError: "retry" })[0].slice(0, 2)).toEqual(["graph.nodes[2].data.onItemError", "invalid_node_data"]);

@@ -2,6 +2,7 @@
 // hands each node a runtime holding these (lib/engine/pg-node-ports.ts binds them to PostgreSQL); unit tests pass
 // in-memory ones. Type-only imports: nothing here touches a database.
 import type { AiSettings } from "@/lib/ai/settings";
+import type { AiBatchStore } from "@/lib/ai/batch/store";
 import type { EmailSender, RateLimitInfo } from "@/lib/email/types";
 import type { EmailSendStatus } from "@/db/schema";
 
@@ -282,4 +283,6 @@ export interface NodePorts {
   /** Which transport an OUTPUT node sends through (the deployment's when neither the node nor the account names one). */
   senders: SenderPort;
   sendLimits: SendLimits;
+  /** Optional: the AI node's provider batches (batch mode); without it they are kept in the process's database. */
+  aiBatches?: AiBatchStore;
 }

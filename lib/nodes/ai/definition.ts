@@ -41,16 +41,15 @@ export const buildAiDataSchema = (zod: Zod) =>
     /** One call per element of this list (a lone template, like OUTPUT's); absent: one call. */
     forEach: nonEmpty(zod, "forEach").optional(),
     onItemError: zod.enum(["fail", "skip"]).optional(),
-    mode: zod
-      .enum(["sync", "batch"])
-      .refine((mode) => mode !== "batch", {
-        message: "Batch mode (the provider's batch API) is not available yet: use \"sync\", which paces the calls to your provider's limits",
-      })
-      .optional(),
+    /** "batch": the provider's batch API (OpenAI, Anthropic) answers the items, at half price, within 24 h. */
+    mode: zod.enum(["sync", "batch"]).optional(),
     maxCostUsd: zod.number().positive("maxCostUsd must be more than 0").max(1_000_000, "maxCostUsd must be at most 1,000,000").optional(),
     reuseAnswersDays: zod.number().int("reuseAnswersDays must be a whole number of days").min(1).max(30).optional(),
   })
   .superRefine((data, ctx) => {
+    if (data.mode === "batch" && !data.forEach) {
+      ctx.addIssue({ code: "custom", path: ["mode"], message: "Batch mode sends the items of forEach to the provider's batch API: set forEach, or use \"sync\" for one call" });
+    }
     // The single call's output is the declared fields beside `usage`; with forEach they go on each item.
     data.output.forEach((field, index) => {
       if (!data.forEach && AI_RESERVED_OUTPUTS.includes(field.name)) {
@@ -69,7 +68,7 @@ export const aiDefinition = defineNode({
   docs:
     "Asks the account's AI provider; `prompt` may hold templates. Once: one call, output = one field per declared output (string, number, integer, boolean, array, object) and `usage`. " +
     "With `forEach` (a list): one call per element, `{{item.…}}` in prompt and system; output `{ items, count, failed, usage }`, each item the element with the declared fields added. " +
-    "`onItemError` fail|skip, `maxCostUsd`, `reuseAnswersDays` (1–30). `usage` is `{ calls, inputTokens, outputTokens, costUsd }`.",
+    "`mode` sync|batch (batch: the provider's batch API, OpenAI or Anthropic, half price, answers within 24 h). `onItemError` fail|skip, `maxCostUsd`, `reuseAnswersDays` (1–30). `usage` is `{ calls, inputTokens, outputTokens, costUsd }`.",
   idPrefix: "ai",
   accent: "bg-fuchsia-100 text-fuchsia-700",
   defaultData: () => ({ prompt: "", output: [{ name: "summary", type: "string" }] }),
@@ -95,6 +94,17 @@ export const aiDefinition = defineNode({
       options: [
         { value: "fail", label: "Fail the node" },
         { value: "skip", label: "Leave the item out" },
+      ],
+    },
+    {
+      name: "mode",
+      label: "How the items are asked",
+      kind: "select",
+      optional: true,
+      section: MODEL_SETTINGS,
+      options: [
+        { value: "sync", label: "Now, paced to your limits" },
+        { value: "batch", label: "Batch API: half price, within 24 h (OpenAI, Anthropic)" },
       ],
     },
     { name: "maxCostUsd", label: "Spend cap per run (USD)", kind: "number", min: 0, step: 0.01, section: MODEL_SETTINGS, optional: true },

@@ -1,6 +1,7 @@
 import "server-only";
 import { costOf } from "@/lib/ai/prices";
 import { countCallTokens } from "@/lib/ai/tokens";
+import { BATCH_PRICE_FACTOR } from "@/lib/ai/batch/provider";
 import { sliceClock } from "@/lib/slices";
 import type { AnswerTotals } from "../ports";
 import type { NodeOf, NodeOutcome, NodeRuntime } from "../types";
@@ -37,7 +38,7 @@ export async function completeEstimate(node: NodeOf<"AI">, rt: NodeRuntime, prep
     items: prep.count,
     inputTokens,
     outputTokens,
-    costUsd: costOf(prep.prices, inputTokens, outputTokens),
+    costUsd: batchPrice(costOf(prep.prices, inputTokens, outputTokens), data.mode === "batch"),
     exact,
     sample: rows.map((r) => ({ index: r.itemIndex, output: r.output ?? { error: r.error }, inputTokens: r.inputTokens ?? 0, outputTokens: r.outputTokens ?? 0 })),
   };
@@ -50,3 +51,6 @@ export async function completeEstimate(node: NodeOf<"AI">, rt: NodeRuntime, prep
     log: `Estimate: ${fmt(prep.count)} item(s), ${fmt(inputTokens)} input tokens${exact ? "" : " (approximate)"}, ~${fmt(outputTokens)} output tokens from ${fmt(answered.length)} sample answer(s), ${cost}; the sample used ${fmt(totals.calls)} call(s)`,
   };
 }
+
+/** A node in batch mode will be billed at the batch price (half), though its sample was asked directly. */
+const batchPrice = (cost: number | null, batch: boolean) => (cost === null || !batch ? cost : cost * BATCH_PRICE_FACTOR);

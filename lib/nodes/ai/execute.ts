@@ -3,12 +3,13 @@ import { limiterKey } from "@/lib/ai/limiter-key";
 import { DEFAULT_AI_MAX_CONCURRENCY } from "@/lib/schemas/accounts";
 import type { AiSettings } from "@/lib/ai/settings";
 import { sliceClock } from "@/lib/slices";
-import { NodeError, type NodeExecutor, type NodeRuntime } from "../types";
+import { NodeError, type NodeExecutor, type NodeOf, type NodeRuntime } from "../types";
 import type { AnswerTotals } from "../ports";
 import { aiData, answerKey, fmt, mergeItem, prepare } from "./items";
 import { noteStart, runItems, type BatchContext } from "./run-items";
 import { assertPriced, capsOf } from "./spend";
 import { completeEstimate, estimateSample } from "./estimate";
+import { runProviderBatches } from "@/lib/ai/batch/run";
 
 /** Items per durable step: the engine runs a few steps at once and checks cancel between groups of them. */
 export const AI_ITEMS_PER_BATCH = 100;
@@ -41,10 +42,13 @@ export const aiExecutor: NodeExecutor<"AI"> = {
       const { counts } = await rt.ports.answers.totals(key);
       await rt.ports.answers.writeProgress(rt.runId, node.id, { done: counts.done + counts.failed, total: prep.count });
     }
+    // Batch mode: one step that submits the items to the provider's batch API and polls it (lib/ai/batch/run.ts).
+    if (batchMode(node, rt)) return { kind: "batched", batches: 1 };
     return { kind: "batched", batches: Math.max(1, Math.ceil(asked / AI_ITEMS_PER_BATCH)) };
   },
 
   async runBatch(node, rt, batch) {
+    if (batchMode(node, rt)) return runProviderBatches(node, rt);
     const from = batch * AI_ITEMS_PER_BATCH;
     return runItems(node, rt, from, from + AI_ITEMS_PER_BATCH, batchContext(rt, (await prepare(node, rt)).settings));
   },
@@ -78,6 +82,9 @@ export const aiExecutor: NodeExecutor<"AI"> = {
     };
   },
 };
+
+/** The provider's batch API answers the items; an estimate asks its sample directly. */
+const batchMode = (node: NodeOf<"AI">, rt: NodeRuntime) => aiData(node).mode === "batch" && rt.mode !== "estimate";
 
 export function usageOf(totals: AnswerTotals) {
   return { calls: totals.calls, inputTokens: totals.inputTokens, outputTokens: totals.outputTokens, costUsd: totals.costUsd };

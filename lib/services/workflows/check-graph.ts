@@ -1,7 +1,8 @@
 import "server-only";
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { googleLinks, senders, uploads } from "@/db/schema";
+import { accounts, googleLinks, senders, uploads } from "@/db/schema";
+import { batchModeErrors } from "@/lib/graph/validate-ai-batch";
 import { itemColumnProblems, type UploadColumns } from "@/lib/graph/list-shapes";
 import { validateGraph, type GraphError } from "@/lib/graph/validate";
 import { AppError } from "@/lib/http/errors";
@@ -21,7 +22,14 @@ export async function checkGraph(db: Db, accountId: string, input: unknown): Pro
   if (result.errors.some((error) => error.code === "too_large")) return { valid: false, errors: result.errors };
   const refs = dataSourceRefs(input);
   const live = await liveUploads(db, accountId, refs);
-  const errors = [...result.errors, ...uploadErrors(refs, live), ...columnErrors(input, live), ...(await checkDrive(db, accountId, refs)), ...(await checkSenders(db, accountId, input))];
+  const errors = [
+    ...result.errors,
+    ...uploadErrors(refs, live),
+    ...columnErrors(input, live),
+    ...(await checkDrive(db, accountId, refs)),
+    ...(await checkSenders(db, accountId, input)),
+    ...(await checkBatchMode(db, accountId, input)),
+  ];
   return { valid: errors.length === 0, errors };
 }
 
@@ -106,6 +114,13 @@ async function checkSenders(db: Db, accountId: string, input: unknown): Promise<
   return refs
     .filter((ref) => !known.has(ref.senderId))
     .map((ref) => graphError(ref, "invalid_node_data", `Sender ${shorten(ref.senderId)} does not exist (or was deleted): choose one in Settings → Senders`));
+}
+
+/** An AI node in batch mode needs a provider with a batch API (read only when a node asks for batch mode). */
+async function checkBatchMode(db: Db, accountId: string, input: unknown): Promise<GraphError[]> {
+  if (batchModeErrors(input, "openai-compatible").length === 0) return [];
+  const [row] = await db.select({ provider: accounts.aiProvider }).from(accounts).where(eq(accounts.id, accountId));
+  return batchModeErrors(input, row?.provider);
 }
 
 function graphError(ref: DataSourceRef, code: string, message: string): GraphError {

@@ -1,0 +1,289 @@
+import "server-only";
+import { getDb } from "@/db/client";
+import { costOf } from "@/lib/ai/prices";
+import { approxTokens } from "@/lib/ai/tokens";
+import { aiData, answerKey, fmt, prepare, type Prepared } from "@/lib/nodes/ai/items";
+import { capsOf, capSentence } from "@/lib/nodes/ai/spend";
+import type { LedgerKey } from "@/lib/nodes/ports";
+import { NodeError, type NodeOf, type NodeRuntime } from "@/lib/nodes/types";
+import { BATCH_PRICE_FACTOR, batchResults, batchState, cancelProviderBatch, classifyBatchError, hasBatchApi, submitBatch, type BatchCall } from "./provider";
+import { pgBatchStore, type AiBatchStore, type BatchRow } from "./store";
+
+/**
+ * How batch mode waits. Mutable so tests can shorten it (they count polls and calls, never time):
+ * - `pollMs`: the provider is asked how its batch is doing at most this often (30 s; AI_BATCH_POLL_MS may only lower
+ *   it, for tests);
+ * - `stopCheckMs`: how often a wait asks whether the run must stop (a cancel cancels the provider's batch);
+ * - `callTimeoutMs`: one request to the batch API (a results file may take longer to read than a model call).
+ */
+export const aiBatchPolicy = {
+  pollMs: Math.min(30_000, Number(process.env.AI_BATCH_POLL_MS) > 0 ? Number(process.env.AI_BATCH_POLL_MS) : 30_000),
+  stopCheckMs: 500,
+  callTimeoutMs: 300_000,
+};
+
+/** Items per provider batch: well under both providers' limits (OpenAI 50,000 requests, Anthropic 100,000). */
+export const BATCH_MAX_ITEMS = 10_000;
+
+const customId = (index: number) => `item-${index}`;
+const indexOf = (id: string) => (/^item-(\d+)$/.exec(id) ? Number(id.slice(5)) : -1);
+
+/** The node's batch store: the engine's port when it binds one, else the process's database. */
+async function storeOf(rt: NodeRuntime): Promise<AiBatchStore> {
+  return rt.ports.aiBatches ?? pgBatchStore(await getDb());
+}
+
+/**
+ * Batch mode's one step: submits the node's pending items as provider batches (each recorded with its id before
+ * anything else happens), polls them until they end, and records every answer in the answer ledger. A batch recorded
+ * by an earlier process (a restart, a takeover) is polled, never submitted again. Answers "stopped" when the run
+ * must stop: on a cancel the provider's batches are cancelled first; on a hand-back they keep going and the next
+ * process polls them.
+ */
+export async function runProviderBatches(node: NodeOf<"AI">, rt: NodeRuntime): Promise<"stopped" | void> {
+  const prep = await prepare(node, rt);
+  if (!hasBatchApi(prep.settings.provider)) {
+    throw new NodeError(`Batch mode needs a provider with a batch API (OpenAI or Anthropic); this account's is ${prep.settings.provider}. Use mode "sync".`);
+  }
+  const key = answerKey(node, rt);
+  const store = await storeOf(rt);
+  const failures: { index: number; message: string }[] = [];
+  let capHit: number | null = null;
+  let submitted = false;
+  for (;;) {
+    let open = await store.open(key);
+    // A batch written but without its id: the process died between the submission and its record. Its items are
+    // submitted again (the provider may hold a twin of it, whose answers nobody reads).
+    for (const row of open.filter((r) => !r.batchId)) {
+      await rt.log("warn", `AI batch ${row.seq} of node "${node.id}" was being submitted when its process stopped: its ${fmt(row.items.length)} item(s) are submitted again`);
+      await store.setState(key, row.seq, "abandoned");
+    }
+    open = open.filter((r) => r.batchId);
+    if (open.length === 0) {
+      if (submitted) break;
+      const pending = await rt.ports.answers.pending(key, 0, prep.count);
+      if (pending.length === 0) break;
+      const outcome = await submitPending(node, rt, prep, key, store, pending);
+      capHit = outcome.capHit;
+      submitted = true;
+      if (outcome.stopped) return "stopped";
+      continue;
+    }
+    const ended = await pollUntilEnded(rt, prep, key, store, open);
+    if (ended === "stopped") return "stopped";
+    for (const row of open) failures.push(...(await collect(node, rt, prep, key, store, row)));
+  }
+  await writeProgress(rt, key, prep);
+  if (capHit !== null) {
+    const { counts } = await rt.ports.answers.totals(key);
+    const sentence = capSentence(capHit, counts.done, prep.count);
+    await rt.ports.answers.skipPending(key, sentence);
+    throw new NodeError(sentence);
+  }
+  if (aiData(node).onItemError === "skip" && prep.list) return;
+  const first = failures.sort((a, b) => a.index - b.index)[0] ?? (await firstFailure(rt, key, prep));
+  if (first) {
+    await rt.ports.answers.skipPending(key, first.message);
+    throw new NodeError(prep.list ? `Item ${fmt(first.index)} failed: ${first.message}` : first.message);
+  }
+}
+
+/**
+ * Submits the pending items, BATCH_MAX_ITEMS a batch: each batch is recorded before its submission and given the
+ * provider's id right after. With a spend cap, only the items whose input (at the batch price) fits under it go.
+ */
+async function submitPending(
+  node: NodeOf<"AI">,
+  rt: NodeRuntime,
+  prep: Prepared,
+  key: LedgerKey,
+  store: AiBatchStore,
+  pending: number[],
+): Promise<{ capHit: number | null; stopped: boolean }> {
+  const data = aiData(node);
+  const { items, capHit } = await withinCaps(rt, prep, key, capsOf(prep.settings, data.maxCostUsd), pending);
+  let seq = await store.nextSeq(key);
+  for (let start = 0; start < items.length; start += BATCH_MAX_ITEMS) {
+    const chunk = items.slice(start, start + BATCH_MAX_ITEMS);
+    const rendered = chunk.map((index) => ({ index, ...prep.render(index) }));
+    if (!(await store.begin(key, { seq, provider: prep.settings.provider, items: rendered.map((r) => [r.index, r.hash]) }))) {
+      throw new NodeError("Another process is submitting this node's AI batch: retry the run; finished items will not be asked again.");
+    }
+    let batchId: string | undefined;
+    for (let attempt = 0; batchId === undefined; attempt++) {
+      try {
+        batchId = await submitBatch(
+          prep.settings,
+          prep.modelId,
+          { outputs: data.output, temperature: data.temperature },
+          rendered.map((r) => ({ id: customId(r.index), system: r.system, prompt: r.prompt })),
+          call(),
+        );
+      } catch (error) {
+        const why = classifyBatchError(error);
+        if (why.kind === "transient" && attempt < 5) {
+          await rt.log("warn", `${why.message}: the batch is submitted again in ${Math.round(aiBatchPolicy.pollMs / 1000)} s`);
+          if (!(await wait(rt, aiBatchPolicy.pollMs))) {
+            await store.setState(key, seq, "abandoned");
+            return { capHit, stopped: true };
+          }
+          continue;
+        }
+        await store.setState(key, seq, "abandoned");
+        if (why.kind === "quota") {
+          const { counts } = await rt.ports.answers.totals(key);
+          throw new NodeError(`The AI provider's quota is used up: ${fmt(counts.done)} of ${fmt(prep.count)} items are done. Retry the run after topping up; finished items will not be asked again.`);
+        }
+        throw new NodeError(`${why.message}. No item of this batch was asked; retry the run.`);
+      }
+    }
+    await store.submitted(key, seq, batchId);
+    await rt.log("info", `AI batch ${seq} of node "${node.id}": ${fmt(chunk.length)} item(s) submitted to the provider's batch API (${batchId})`);
+    seq++;
+  }
+  return { capHit, stopped: false };
+}
+
+/** The pending items whose input fits under the caps at the batch price (all of them without a cap). */
+async function withinCaps(
+  rt: NodeRuntime,
+  prep: Prepared,
+  key: LedgerKey,
+  caps: { node: number | null; run: number | null },
+  pending: number[],
+): Promise<{ items: number[]; capHit: number | null }> {
+  if (caps.node === null && caps.run === null) return { items: pending, capHit: null };
+  const spent = await rt.ports.answers.spent(key);
+  let node = spent.node;
+  let run = spent.run;
+  const items: number[] = [];
+  for (const index of pending) {
+    const { prompt, system } = prep.render(index);
+    const cost = (costOf(prep.prices, approxTokens((system ?? "") + prompt), 0) ?? 0) * BATCH_PRICE_FACTOR;
+    if (caps.node !== null && node + cost > caps.node) return { items, capHit: caps.node };
+    if (caps.run !== null && run + cost > caps.run) return { items, capHit: caps.run };
+    node += cost;
+    run += cost;
+    items.push(index);
+  }
+  return { items, capHit: null };
+}
+
+/**
+ * Polls the open batches every `pollMs` until all have ended, writing the node's progress from the provider's counts.
+ * A transient failure of a poll is tried at the next one. "stopped": the run must stop (see runProviderBatches).
+ */
+async function pollUntilEnded(rt: NodeRuntime, prep: Prepared, key: LedgerKey, store: AiBatchStore, open: BatchRow[]): Promise<"ended" | "stopped"> {
+  const ended = new Set<number>();
+  for (;;) {
+    let finished = 0;
+    for (const row of open) {
+      if (ended.has(row.seq)) continue;
+      try {
+        const state = await batchState(prep.settings, row.batchId!, call());
+        await store.setState(key, row.seq, "polled");
+        if (state.ended) ended.add(row.seq);
+        else finished += state.finished ?? 0;
+      } catch (error) {
+        const why = classifyBatchError(error);
+        if (why.kind !== "transient") throw new NodeError(`${why.message}. The provider's batch ${row.batchId} is left as it is; retry the run to poll it again.`);
+        await rt.log("warn", `${why.message}: asked again at the next poll`);
+      }
+    }
+    if (ended.size === open.length) return "ended";
+    if (prep.list) {
+      const { counts } = await rt.ports.answers.totals(key);
+      await rt.ports.answers.writeProgress(rt.runId, key.nodeId, { done: Math.min(prep.count, counts.done + counts.failed + finished), total: prep.count });
+    }
+    if (!(await wait(rt, aiBatchPolicy.pollMs))) {
+      if (await store.cancelRequested(rt.runId)) await cancelAll(rt, prep, key, store, open.filter((r) => !ended.has(r.seq)));
+      return "stopped";
+    }
+  }
+}
+
+/** A cancel of the run: each open batch is cancelled at the provider (its answers so far are not read). */
+async function cancelAll(rt: NodeRuntime, prep: Prepared, key: LedgerKey, store: AiBatchStore, rows: BatchRow[]): Promise<void> {
+  for (const row of rows) {
+    try {
+      await cancelProviderBatch(prep.settings, row.batchId!, call());
+      await store.setState(key, row.seq, "cancelled");
+      await rt.log("info", `AI batch ${row.seq} (${row.batchId}) cancelled at the provider`);
+    } catch (error) {
+      await rt.log("warn", `AI batch ${row.batchId} could not be cancelled at the provider: ${classifyBatchError(error).message}`);
+    }
+  }
+}
+
+/**
+ * Records an ended batch's results in the answer ledger (only for items still pending with the same request hash,
+ * so an answer is recorded once whoever reads the file), at the batch price. Answers the items that failed.
+ */
+async function collect(node: NodeOf<"AI">, rt: NodeRuntime, prep: Prepared, key: LedgerKey, store: AiBatchStore, row: BatchRow): Promise<{ index: number; message: string }[]> {
+  const hashes = new Map(row.items);
+  const failures: { index: number; message: string }[] = [];
+  const cost = (input: number, output: number) => {
+    const full = costOf(prep.prices, input, output);
+    return full === null ? null : full * BATCH_PRICE_FACTOR;
+  };
+  const seen = new Set<number>();
+  try {
+    for await (const result of batchResults(prep.settings, row.batchId!, aiData(node).output, call())) {
+      const index = indexOf(result.id);
+      const hash = hashes.get(index);
+      if (hash === undefined || seen.has(index)) continue;
+      seen.add(index);
+      if (result.ok) {
+        await rt.ports.answers.settle(key, { itemIndex: index, hash, output: result.output, inputTokens: result.inputTokens, outputTokens: result.outputTokens, costUsd: cost(result.inputTokens, result.outputTokens) });
+        continue;
+      }
+      const usage = result.kind === "item" && result.inputTokens !== undefined ? { inputTokens: result.inputTokens, outputTokens: result.outputTokens ?? 0 } : null;
+      const error = `${prep.list ? `Item ${index}: ` : ""}${result.message}`;
+      await rt.ports.answers.settle(key, { itemIndex: index, hash, error, ...(usage ?? {}), costUsd: usage ? cost(usage.inputTokens, usage.outputTokens) : null });
+      failures.push({ index, message: result.message });
+    }
+  } catch (error) {
+    const why = classifyBatchError(error);
+    throw new NodeError(`${why.message}. The answers of batch ${row.batchId} could not be read; retry the run to read them again (nothing is asked twice).`);
+  }
+  // An item the results do not name was not answered: it fails like a refused one.
+  for (const [index, hash] of row.items) {
+    if (seen.has(index)) continue;
+    const message = "The provider's batch ended without an answer for this item";
+    await rt.ports.answers.settle(key, { itemIndex: index, hash, error: `${prep.list ? `Item ${index}: ` : ""}${message}`, costUsd: null });
+    failures.push({ index, message });
+  }
+  await store.setState(key, row.seq, "collected");
+  await writeProgress(rt, key, prep);
+  return failures;
+}
+
+/** An item recorded as failed by an earlier process (its batch was read before a restart), if any. */
+async function firstFailure(rt: NodeRuntime, key: LedgerKey, prep: Prepared): Promise<{ index: number; message: string } | undefined> {
+  const { counts } = await rt.ports.answers.totals(key);
+  if (counts.failed === 0) return undefined;
+  for (let from = 0; from < prep.count; from += 2_000) {
+    const row = (await rt.ports.answers.read(key, from, from + 2_000)).find((r) => r.status === "failed");
+    if (row) return { index: row.itemIndex, message: (row.error ?? "failed").replace(/^Item \d+: /, "") };
+  }
+  return undefined;
+}
+
+async function writeProgress(rt: NodeRuntime, key: LedgerKey, prep: Prepared): Promise<void> {
+  if (!prep.list) return;
+  const { counts } = await rt.ports.answers.totals(key);
+  await rt.ports.answers.writeProgress(rt.runId, key.nodeId, { done: counts.done + counts.failed, total: prep.count });
+}
+
+const call = (): BatchCall => ({ timeoutMs: aiBatchPolicy.callTimeoutMs });
+
+/** Waits `ms`, asking every `stopCheckMs` whether the run must stop; false when it must. */
+async function wait(rt: NodeRuntime, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (await rt.shouldStop()) return false;
+    const left = until - Date.now();
+    if (left <= 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(left, aiBatchPolicy.stopCheckMs)));
+  }
+}

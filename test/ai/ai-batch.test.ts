@@ -1,0 +1,201 @@
+/**
+ * Batch mode of the AI node end to end: the embedded executor and the AI SDK's batch support against local fakes of
+ * the OpenAI Batch API and Anthropic's Message Batches API. Each item is answered once and recorded in the answer
+ * ledger at half price; a cancel of the run cancels the provider's batch; per-item errors follow onItemError; a
+ * provider without a batch API is refused at save time.
+ */
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import * as workflowsRoute from "@/app/api/workflows/route";
+import { execRows, getDb } from "@/db/client";
+import { aiBatchPolicy } from "@/lib/ai/batch/run";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
+import { enqueue, fakeResendForRuns, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor } from "@/test/runs/helpers";
+import { BATCH_INPUT_TOKENS, BATCH_OUTPUT_TOKENS, startFakeBatchApi, type FakeBatchApi } from "@/test/support/fake-batch-api";
+import { call } from "@/test/support/http";
+import { accountWithAi, aiItems, cancel, itemOf, peopleRows, perRowGraph, retry } from "./helpers";
+
+const mail = fakeResendForRuns();
+let openai: FakeBatchApi;
+let anthropic: FakeBatchApi;
+let executor: EmbeddedExecutor;
+const policy = { ...aiBatchPolicy };
+
+beforeAll(async () => {
+  openai = await startFakeBatchApi("openai");
+  anthropic = await startFakeBatchApi("anthropic");
+  executor = startTestExecutor();
+});
+afterAll(async () => {
+  Object.assign(aiBatchPolicy, policy);
+  await openai.close();
+  await anthropic.close();
+});
+beforeEach(() => {
+  Object.assign(aiBatchPolicy, policy, { pollMs: 20, stopCheckMs: 10 });
+  for (const api of [openai, anthropic]) api.answer((text) => ({ greeting: `Hi ${itemOf(text)}` }));
+});
+
+const batchGraph = (uploadId: string, ai: Record<string, unknown> = {}) => perRowGraph(uploadId, { mode: "batch", ...ai });
+
+/** An account whose provider is `api`'s (openai or anthropic, at the fake's URL), with the model's list price. */
+const batchAccount = (api: FakeBatchApi) =>
+  accountWithAi(api.url, { aiProvider: api.provider, aiModel: api.provider === "openai" ? "gpt-4o-mini" : "claude-3-5-haiku-latest" });
+
+async function batchRows(runId: string) {
+  return execRows<{ seq: number; state: string; batch_id: string | null; item_count: number }>(
+    await getDb(),
+    sql`select seq, state, batch_id, item_count from ai_batches where run_id = ${runId} order by seq`,
+  );
+}
+
+describe.each(["openai", "anthropic"] as const)("AI batch mode (%s)", (provider) => {
+  const api = () => (provider === "openai" ? openai : anthropic);
+
+  it("submits the items as one provider batch, polls it, and records each answer once at half price", async () => {
+    const { id, token } = await batchAccount(api());
+    const uploadId = await insertUpload(id, ["name", "email"], peopleRows(6));
+    const created = api().stats.created;
+    const run = await runToEnd(executor, token, await insertWorkflow(id, batchGraph(uploadId)));
+    expect(run.status).toBe("SUCCESS");
+    expect(api().stats.created - created).toBe(1);
+    const batch = api().batches.at(-1)!;
+    expect(batch.items.map((i) => itemOf(i.text))).toEqual(["P0", "P1", "P2", "P3", "P4", "P5"]);
+    expect(run.nodes.ai.output.items[3]).toEqual({ name: "P3", email: "p3@example.com", greeting: "Hi P3" });
+    // Half the list price: gpt-4o-mini $0.15/$0.60, claude-3-5-haiku $0.80/$4 per million tokens.
+    const [input, output] = provider === "openai" ? [0.15, 0.6] : [0.8, 4];
+    const cost = (6 * (BATCH_INPUT_TOKENS * input + BATCH_OUTPUT_TOKENS * output)) / 1_000_000 / 2;
+    expect(run.nodes.ai.output.count).toBe(6);
+    expect(run.nodes.ai.output.usage).toMatchObject({ calls: 6, inputTokens: 6 * BATCH_INPUT_TOKENS, outputTokens: 6 * BATCH_OUTPUT_TOKENS });
+    expect(run.nodes.ai.output.usage.costUsd).toBeCloseTo(cost, 12);
+    expect(await batchRows(run.runId)).toEqual([{ seq: 0, state: "collected", batch_id: batch.id, item_count: 6 }]);
+    const sent = mail.resend.emails().filter((e) => e.text?.startsWith("Hi P") && e.to[0].endsWith("@example.com"));
+    expect(sent.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it("onItemError skip: an item the provider refused is left out and counted; fail: the node fails naming it", async () => {
+    const { id, token } = await batchAccount(api());
+    const uploadId = await insertUpload(id, ["name", "email"], peopleRows(4));
+    api().answer((text) => (itemOf(text) === "P2" ? { error: "This prompt was refused" } : { greeting: `Hi ${itemOf(text)}` }));
+    const skipped = await runToEnd(executor, token, await insertWorkflow(id, batchGraph(uploadId, { onItemError: "skip" })));
+    expect(skipped.status).toBe("SUCCESS");
+    expect(skipped.nodes.ai.output).toMatchObject({ count: 3, failed: 1 });
+    const page = await aiItems(token, skipped.runId, "ai", "?status=failed");
+    expect(page.body.items).toHaveLength(1);
+    expect(page.body.items[0]).toMatchObject({ index: 2, status: "failed" });
+    expect(page.body.items[0].error).toMatch(/^Item 2: The AI provider refused this item.*This prompt was refused/);
+
+    const failed = await runToEnd(executor, token, await insertWorkflow(id, batchGraph(uploadId)));
+    expect(failed.status).toBe("FAILED");
+    expect(failed.nodes.ai.status).toBe("FAILED");
+    expect(failed.nodes.ai.error).toMatch(/^Item 2 failed: The AI provider refused this item/);
+  });
+
+  it("a cancel of the run while the provider works cancels the provider's batch", async () => {
+    const { id, token } = await batchAccount(api());
+    const uploadId = await insertUpload(id, ["name", "email"], peopleRows(3));
+    const slow = await startFakeBatchApi(provider, { finishAfterMs: 3_600_000 });
+    try {
+      const account = await batchAccountAt(id, slow);
+      const res = await enqueue(token, await insertWorkflow(account, batchGraph(uploadId)));
+      for (let i = 0; i < 400 && slow.stats.polls < 2; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(slow.stats.created).toBe(1);
+      expect(slow.stats.polls).toBeGreaterThanOrEqual(2);
+      // The node's RUNNING row is written with the run's next write of its own (the store batches them).
+      let running = (await getRun(token, res.body.runId)).body;
+      for (let i = 0; i < 800 && !(running.nodes.ai.status === "RUNNING" && running.nodes.ai.progress); i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        running = (await getRun(token, res.body.runId)).body;
+      }
+      expect((await cancel(token, res.body.runId)).status).toBe(202);
+      expect(running.nodes.ai).toMatchObject({ status: "RUNNING", progress: { done: 0, total: 3 } });
+      await executor.idle();
+      const run = (await getRun(token, res.body.runId)).body;
+      expect(run.status).toBe("FAILED");
+      expect(run.error).toBe("Cancelled");
+      expect(slow.stats.cancels).toBe(1);
+      expect(slow.batches[0].cancelled).toBe(true);
+      expect(await batchRows(res.body.runId)).toMatchObject([{ seq: 0, state: "cancelled" }]);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+/** Points the account's provider at another fake (same provider). */
+async function batchAccountAt(accountId: string, api: FakeBatchApi): Promise<string> {
+  await (await getDb()).execute(sql`update accounts set ai_base_url = ${api.url} where id = ${accountId}`);
+  return accountId;
+}
+
+describe("AI batch mode: what is asked once", () => {
+  it("a retry of a failed batch run submits only the items not answered, and polls through a provider's bad moment", async () => {
+    const { id, token } = await batchAccount(openai);
+    const uploadId = await insertUpload(id, ["name", "email"], peopleRows(5));
+    openai.answer((text) => (itemOf(text) === "P4" ? { error: "Refused once" } : { greeting: `Hi ${itemOf(text)}` }));
+    const first = await runToEnd(executor, token, await insertWorkflow(id, batchGraph(uploadId)));
+    expect(first.status).toBe("FAILED");
+    openai.answer((text) => ({ greeting: `Hi ${itemOf(text)}` }));
+    openai.failPolls(2);
+    const polls = openai.stats.polls;
+    const again = await retry(token, first.runId);
+    expect(again.status).toBe(202);
+    await executor.idle();
+    const run = (await getRun(token, again.body.runId)).body;
+    expect(run.status).toBe("SUCCESS");
+    expect(openai.batches.at(-1)!.items.map((i) => itemOf(i.text))).toEqual(["P4"]);
+    expect(openai.stats.polls - polls).toBeGreaterThanOrEqual(3);
+    expect(run.nodes.ai.output).toMatchObject({ count: 5, failed: 0 });
+  });
+
+  it("a refused submission fails the node with the provider's sentence; a batch left without its id is submitted again", async () => {
+    const { id, token } = await batchAccount(anthropic);
+    const uploadId = await insertUpload(id, ["name", "email"], peopleRows(3));
+    anthropic.refuseNextBatch("requests: too many tokens");
+    const created = anthropic.stats.created;
+    const first = await runToEnd(executor, token, await insertWorkflow(id, batchGraph(uploadId)));
+    expect(first.status).toBe("FAILED");
+    expect(first.nodes.ai.error).toMatch(/^The AI provider's batch API answered with an error \(HTTP 400\): .*too many tokens.*No item of this batch was asked/);
+    expect(anthropic.stats.created).toBe(created);
+    expect(await batchRows(first.runId)).toMatchObject([{ seq: 0, state: "abandoned", batch_id: null }]);
+
+    // A process that died between the provider's acceptance and the record of the id leaves a row like this one.
+    await (await getDb()).execute(sql`insert into ai_batches (run_id, node_id, seq, account_id, provider, items, item_count)
+      values (${first.runId}, 'ai', 1, ${id}, 'anthropic', '[[0, "h"]]'::jsonb, 1)`);
+    const again = await retry(token, first.runId);
+    expect(again.status).toBe(202);
+    await executor.idle();
+    const run = (await getRun(token, again.body.runId)).body;
+    expect(run.status).toBe("SUCCESS");
+    expect(anthropic.stats.created).toBe(created + 1);
+    expect((await batchRows(first.runId)).map((r) => [r.seq, r.state])).toEqual([
+      [0, "abandoned"],
+      [1, "abandoned"],
+      [2, "collected"],
+    ]);
+    expect(run.nodes.ai.output).toMatchObject({ count: 3, failed: 0 });
+  });
+});
+
+describe("AI batch mode at save time", () => {
+  const save = (token: string, graph: unknown) => call(workflowsRoute.POST, { json: { name: "Batch", graph }, token });
+
+  it("refuses batch mode for a provider without a batch API (422 with the path), accepts it for OpenAI", async () => {
+    const compatible = await accountWithAi("http://127.0.0.1:9/v1");
+    const uploadId = await insertUpload(compatible.id, ["name", "email"], peopleRows(1));
+    const refused = await save(compatible.token, batchGraph(uploadId));
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors).toEqual([expect.objectContaining({ path: "graph.nodes[2].data.mode", code: "invalid_node_data", nodeId: "ai" })]);
+    expect(refused.body.errors[0].message).toMatch(/^Batch mode needs a provider with a batch API/);
+
+    const withOpenAi = await batchAccount(openai);
+    const okUpload = await insertUpload(withOpenAi.id, ["name", "email"], peopleRows(1));
+    expect((await save(withOpenAi.token, batchGraph(okUpload))).status).toBe(201);
+    // Without forEach batch mode has nothing to batch.
+    const graph = batchGraph(okUpload);
+    const once = { ...graph, nodes: graph.nodes.map((n) => (n.id === "ai" ? { ...n, data: { prompt: "Hi", output: [{ name: "greeting", type: "string" }], mode: "batch" } } : n)) };
+    const single = await save(withOpenAi.token, once);
+    expect(single.status).toBe(422);
+    expect(single.body.errors.map((e: { path: string }) => e.path)).toContain("graph.nodes[2].data.mode");
+  });
+});
