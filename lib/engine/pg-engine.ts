@@ -1,6 +1,7 @@
 import "server-only";
 import type { Db } from "@/db/client";
 import { isConnectionLoss, isDatabaseUnavailable } from "@/db/connection-errors";
+import { cancelOpenBatchesOfRun } from "@/lib/ai/batch/cancel-run";
 import { enqueueRunWebhooks } from "@/lib/webhooks/enqueue-run-webhooks";
 import type { EngineDeps } from "./core/execute-run";
 import { pgNodePorts } from "./pg-node-ports";
@@ -18,5 +19,6 @@ export function pgEngineDeps(db: Db, wake: (workflowId: string) => Promise<void>
     isOutage: (error) => isConnectionLoss(error) || isDatabaseUnavailable(error),
     runFinished: (run, finalized) =>
       enqueueRunWebhooks({ runId: run.runId, workflowId: run.workflowId, accountId: run.accountId, status: finalized.status, result: finalized.result, error: finalized.error }),
+    runCancelled: (run) => cancelOpenBatchesOfRun(db, run.accountId, run.runId),
   };
 }

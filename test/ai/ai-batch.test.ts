@@ -7,10 +7,13 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as workflowsRoute from "@/app/api/workflows/route";
-import { execRows, getDb } from "@/db/client";
+import { execRows, getDb, getRunStateDb } from "@/db/client";
+import { executeRun, inlineStep } from "@/lib/engine/core/execute-run";
+import { pgEngineDeps } from "@/lib/engine/pg-engine";
+import { PgRunStore } from "@/lib/engine/pg/pg-run-store";
 import { aiBatchPolicy } from "@/lib/ai/batch/run";
 import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
-import { enqueue, fakeResendForRuns, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor } from "@/test/runs/helpers";
+import { enqueue, fakeResendForRuns, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 import { BATCH_INPUT_TOKENS, BATCH_OUTPUT_TOKENS, startFakeBatchApi, type FakeBatchApi } from "@/test/support/fake-batch-api";
 import { call } from "@/test/support/http";
 import { accountWithAi, aiItems, cancel, itemOf, peopleRows, perRowGraph, retry } from "./helpers";
@@ -117,6 +120,45 @@ describe.each(["openai", "anthropic"] as const)("AI batch mode (%s)", (provider)
       expect(slow.batches[0].cancelled).toBe(true);
       expect(await batchRows(res.body.runId)).toMatchObject([{ seq: 0, state: "cancelled" }]);
     } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe("AI batch mode: a cancel while no process holds the run", () => {
+  it("cancels the provider's batch when the run is finalized cancelled without running the node again", async () => {
+    // This test plays the processes itself: no executor picks the run up behind its back.
+    await stopTestExecutor();
+    const slow = await startFakeBatchApi("openai", { finishAfterMs: 3_600_000 });
+    try {
+      const { id, token } = await batchAccount(openai);
+      await batchAccountAt(id, slow);
+      const uploadId = await insertUpload(id, ["name", "email"], peopleRows(3));
+      const workflowId = await insertWorkflow(id, batchGraph(uploadId));
+      const runId = (await enqueue(token, workflowId)).body.runId as string;
+      const db = await getDb();
+      // A process that goes away while the provider works: its store hands the run back once the batch was polled.
+      class GoingAway extends PgRunStore {
+        override stopReason(id: string, options?: { fresh?: boolean }) {
+          return slow.stats.polls >= 1 ? Promise.resolve("handback" as const) : super.stopReason(id, options);
+        }
+      }
+      const store = new GoingAway(await getRunStateDb(), { inline: true });
+      const claimed = await store.claimNext(workflowId);
+      await executeRun(inlineStep, { ...pgEngineDeps(db, async () => {}), store }, runId, claimed!);
+      expect((await getRun(token, runId)).body.status).toBe("RUNNING");
+      expect(slow.stats.created).toBe(1);
+      expect(await batchRows(runId)).toMatchObject([{ seq: 0, state: "running" }]);
+      // Cancelled while no process holds it; the next process takes it over and finalizes it before any node runs.
+      expect((await cancel(token, runId)).status).toBe(202);
+      expect(slow.stats.cancels).toBe(0);
+      await executeRun(inlineStep, pgEngineDeps(db, async () => {}), runId);
+      expect((await getRun(token, runId)).body).toMatchObject({ status: "FAILED", error: "Cancelled" });
+      expect(slow.stats.cancels).toBe(1);
+      expect(slow.batches[0].cancelled).toBe(true);
+      expect(await batchRows(runId)).toMatchObject([{ seq: 0, state: "cancelled" }]);
+    } finally {
+      executor = startTestExecutor();
       await slow.close();
     }
   });

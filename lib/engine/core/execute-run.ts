@@ -43,6 +43,11 @@ export type EngineDeps = {
   /** Called once when this engine moved a run out of RUNNING and the account has webhooks (run.succeeded/failed). */
   runFinished?: (run: RunInfo, finalized: Finalized) => Promise<void>;
   /**
+   * Called once when this engine finalized a run as cancelled: what its nodes left at outside services (an AI node's
+   * provider batches) is cancelled there, also when the run was cancelled while no process held it.
+   */
+  runCancelled?: (run: RunInfo) => Promise<void>;
+  /**
    * Whether an error a node met is an outage of the store's backend (a lost or refusing database): the run then stays
    * RUNNING and is resumed instead of failing the node. None: every error fails its node.
    */
@@ -135,6 +140,9 @@ async function finishRun(
   if (!finalized.changed) return { status: finalized.status, changed: false };
   // Counted here, inside the finalize step, so a replayed step (Inngest) never counts a run twice.
   runFinishedMetric(run, finalized.status, started);
+  if (cancelled && deps.runCancelled) {
+    await deps.runCancelled(run).catch((e) => log.error("could not clean up after a cancelled run", { runId: run.runId, error: e }));
+  }
   if (finalized.hasWebhooks && deps.runFinished) {
     await deps.runFinished(run, finalized).catch((e) => log.error("could not enqueue run webhooks", { runId: run.runId, error: e }));
   }
