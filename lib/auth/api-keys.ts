@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { after } from "next/server";
 import { execRows, getDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { API_KEY_PREFIX, type ApiKeyScope } from "@/lib/schemas/api-keys";
 import { accountVerified, apiKeyExpired, apiKeyRevoked, apiKeyUseStale } from "./account-check";

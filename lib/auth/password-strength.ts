@@ -1,6 +1,6 @@
 import "server-only";
 import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 /**
  * zxcvbn scores 0–4 by estimated guesses: 0 and 1 (under ~10^6 guesses: the common-password list, keyboard runs,

@@ -2,7 +2,7 @@ import "server-only";
 import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { workflows } from "@/db/schema";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { MAX_JSON_BYTES, readJsonBody, readTextLimited } from "@/lib/http/route";
 import { zodErrorItems } from "@/lib/http/problem";
 import { runRequestBody } from "@/lib/schemas/sending";

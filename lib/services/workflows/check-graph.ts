@@ -4,7 +4,7 @@ import type { Db } from "@/db/client";
 import { googleLinks, uploads } from "@/db/schema";
 import { itemColumnProblems, type UploadColumns } from "@/lib/graph/list-shapes";
 import { validateGraph, type GraphError } from "@/lib/graph/validate";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 type DataSourceRef = { nodeId: string | undefined; path: string; uploadId?: string; driveFileId?: string };
 
