@@ -6,14 +6,18 @@ import nextTs from "eslint-config-next/typescript";
  * paths. No allow-list: an import that breaks a rule moves (or the code it wants moves), it is not excused.
  */
 const forbid = (...rules) => ["error", { patterns: rules.map(([regex, message]) => ({ regex, message })) }];
-const DB = ["^@/db(/|$)|^(\\.\\./)+db(/|$)", "the database layer: go through a service or a port"];
-const HTTP = ["^@/lib/http(/|$)|^(\\.\\./)+http(/|$)", "the HTTP layer (AppError lives in lib/errors.ts)"];
-const SERVICES = ["^@/lib/services(/|$)", "server services: a client component calls the API"];
-const ENGINE = ["^@/lib/engine(/|$)", "the run engine"];
-const NODES = ["^@/lib/nodes(/|$)", "node executors and their ports (shared shapes live in lib/ledgers, lib/schemas)"];
-const ENGINE_OUTSIDE_CORE = ["^@/lib/engine/(pg|drivers)|^@/lib/engine/pg-|^@/lib/engine$|^\\.\\./(pg|drivers)(/|$)|^\\.\\./pg-|^\\.\\./index", "PostgreSQL or a driver: the core decides, a RunStore remembers"];
-const CONFIG = ["^@/lib/config$", "the configuration: the wiring hands the core what it needs"];
-
+/** A folder by its alias path (`@/lib/http/…`) or by a relative path ending in its name (`../../lib/http/…`). */
+const layer = (alias, name) => `^@/${alias}(/|$)|^\\.{1,2}/(.*/)?${name}(/|$)`;
+const DB = [layer("db", "db"), "the database layer: go through a service or a port"];
+const HTTP = [layer("lib/http", "http"), "the HTTP layer (AppError lives in lib/errors.ts)"];
+const SERVICES = [layer("lib/services", "services"), "server services: a client component calls the API"];
+const ENGINE = [layer("lib/engine", "engine"), "the run engine"];
+const NODES = [layer("lib/nodes", "nodes"), "node executors and their ports (shared shapes live in lib/ledgers, lib/schemas)"];
+const ENGINE_OUTSIDE_CORE = [
+  "^@/lib/engine(/index)?$|^@/lib/engine/(pg|drivers)|^\\.\\./(pg|drivers)(/|-|$)|^\\.\\.(/index)?/?$",
+  "PostgreSQL or a driver: the core decides, a RunStore remembers",
+];
+const CONFIG = [layer("lib/config", "config"), "the configuration: the wiring hands the core what it needs"];
 
 const config = [
   ...nextVitals,
