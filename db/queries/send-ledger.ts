@@ -78,7 +78,7 @@ function insertStatement(key: LedgerKey, emails: LedgerEmail[]): SQL {
 }
 
 /** What recordAndBegin answers: beginSending's figures and, when it was one statement, the first batch's. */
-export type Begun = {
+type Begun = {
   /** The exact figure (usedTodayExact), or — when it settled the check — quotaBound's, which is never below it. */
   usedToday: number;
   thisNode: number;

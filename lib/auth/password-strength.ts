@@ -7,7 +7,7 @@ import { AppError } from "@/lib/errors";
  * dates, a common word with a digit) are refused (ASVS 6.2.4); 2 and above pass, so a long phrase of plain words is
  * fine. The dictionaries (~1 MB of word lists) load on first use, once per process.
  */
-export const MIN_PASSWORD_SCORE = 2;
+const MIN_PASSWORD_SCORE = 2;
 
 let estimator: Promise<ZxcvbnFactory> | undefined;
 

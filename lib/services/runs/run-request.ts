@@ -9,7 +9,7 @@ import { runRequestBody } from "@/lib/schemas/sending";
 import type { RunOptions } from "@/lib/engine";
 
 /** Items asked per AI node by an estimate when the request names no `sample`. */
-export const DEFAULT_ESTIMATE_SAMPLE = 3;
+const DEFAULT_ESTIMATE_SAMPLE = 3;
 
 /**
  * Whether `POST …/run` carries a body. No body (the hot path: nothing is read) or an empty one is a live run, as before
