@@ -1,7 +1,7 @@
 import "server-only";
 import { sql, type SQL } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 export type RateLimitResult = { allowed: boolean; limit: number; remaining: number; resetSeconds: number };
 /** An allowed hit can be handed back (a sign-in that turned out right is not a failure). */

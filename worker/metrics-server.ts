@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 
 /**

@@ -7,7 +7,7 @@ import { useMemo, useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, errorMessage } from "@/lib/client/api";
 import { useWorkflow } from "@/lib/client/hooks";
-import { describeSchedule, nextSlots, scheduleProblems, type Schedule } from "@/lib/services/schedules/schedule-rules";
+import { describeSchedule, nextSlots, scheduleProblems, type Schedule } from "@/lib/schedules/schedule-rules";
 import { Button, Field, Input, cx, timeAgo } from "@/components/ui";
 
 type HookDelivery = { status: number; runId: string | null; code: string | null; idempotencyKey: string | null; sizeBytes: number; receivedAt: string };

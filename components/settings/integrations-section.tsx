@@ -13,7 +13,7 @@ export function GoogleSection() {
   const queryClient = useQueryClient();
   const [error, setError] = useState<unknown>(null);
   const notConfigured =
-    status.data?.configured === false || (status.error instanceof ApiError && status.error.code === "google_not_configured");
+    (status.data?.connected === false && status.data.configured === false) || (status.error instanceof ApiError && status.error.code === "google_not_configured");
   const outcome = params.get("google");
 
   async function disconnect() {

@@ -1,7 +1,7 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
-import type { AnswerRecord, AnswerRow, AnswerStatus, AnswerTotals, LedgerKey } from "@/lib/nodes/ports";
+import type { AnswerRecord, AnswerRow, AnswerStatus, AnswerTotals, LedgerKey } from "@/lib/ledgers/types";
 
 /**
  * The answer ledger on PostgreSQL: the AnswerLedger port of the AI node (lib/nodes/ports.ts, bound in

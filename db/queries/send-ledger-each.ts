@@ -1,7 +1,7 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
-import type { LedgerKey } from "@/lib/nodes/ports";
+import type { LedgerKey } from "@/lib/ledgers/types";
 
 // The send ledger of transports without an idempotency key (SMTP, SES): each email is recorded `sending` before its
 // call, so a resume can tell the emails whose fate is unknown from those never sent.

@@ -3,7 +3,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { EmailSendStatus } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import type { LedgerEmail, LedgerKey, SharedRow, SharedRowRef, StatusCounts } from "@/lib/nodes/ports";
+import type { LedgerEmail, LedgerKey, SharedRow, SharedRowRef, StatusCounts } from "@/lib/ledgers/types";
 
 /**
  * The send ledger on PostgreSQL: the SendLedger port of OUTPUT (lib/nodes/ports.ts, bound in lib/engine/pg-node-ports.ts).
@@ -78,7 +78,7 @@ function insertStatement(key: LedgerKey, emails: LedgerEmail[]): SQL {
 }
 
 /** What recordAndBegin answers: beginSending's figures and, when it was one statement, the first batch's. */
-export type Begun = {
+type Begun = {
   /** The exact figure (usedTodayExact), or — when it settled the check — quotaBound's, which is never below it. */
   usedToday: number;
   thisNode: number;

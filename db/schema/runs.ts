@@ -4,10 +4,11 @@ import { accounts } from "./accounts";
 import { createdAt, ts } from "./columns";
 import { workflows } from "./workflows";
 
+import type { EmailSendStatus } from "../../lib/ledgers/types";
 import type { NodeStatus, RunMode, RunResult, RunStatus, RunTrigger } from "../../lib/schemas/runs";
 
-// The run's enumerations and result are defined once, by the API's schemas.
-export type { NodeStatus, RunMode, RunResult, RunStatus, RunTrigger };
+// The run's enumerations and result are defined once, by the API's schemas; an email's status by the ledgers' types.
+export type { EmailSendStatus, NodeStatus, RunMode, RunResult, RunStatus, RunTrigger };
 
 export const runs = pgTable("runs", {
   id: text("id").primaryKey(),
@@ -173,13 +174,6 @@ export const nodeSentCounts = pgTable("node_sent_counts", {
   n: integer("n").notNull(),
 }, (t) => [primaryKey({ name: "node_sent_counts_pk", columns: [t.runId, t.nodeId, t.slot] })]);
 
-/** One email of an OUTPUT node. */
-/**
- * `sending`: an SMTP or SES email whose call is under way (recorded before the call; those providers have no
- * idempotency key); `unknown`: one found still `sending` when its node resumed — it may or may not have been
- * delivered, and is not sent again unless a person asks (POST …/resend-unknown).
- */
-export type EmailSendStatus = "pending" | "sent" | "suppressed" | "duplicate" | "failed" | "preview" | "sending" | "unknown";
 
 export const idempotencyKeys = pgTable("idempotency_keys", {
   accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),

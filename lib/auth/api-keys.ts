@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { after } from "next/server";
 import { execRows, getDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { API_KEY_PREFIX, type ApiKeyScope } from "@/lib/schemas/api-keys";
 import { accountVerified, apiKeyExpired, apiKeyRevoked, apiKeyUseStale } from "./account-check";
@@ -42,7 +42,7 @@ let hmacKey: { secret: string; key: Buffer } | undefined;
  * The stored form of a key: HMAC-SHA-256 under a key derived from AUTH_SECRET for this use only, so a copy of the
  * table alone cannot check guesses. A fast hash is right here: the key has 256 random bits, nothing to brute-force.
  */
-export function hashApiKey(key: string): string {
+function hashApiKey(key: string): string {
   const secret = getConfig().authSecret;
   if (hmacKey?.secret !== secret) {
     hmacKey = { secret, key: Buffer.from(hkdfSync("sha256", secret, "flowmail", "api-key-hash-v1", 32)) };

@@ -3,7 +3,7 @@ import { eq, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { accountVerified, passwordUnchangedSince } from "./account-check";
 import { accountForApiKey, isApiKeyToken, type ApiKeyGrant } from "./api-keys";
 import { hasSessionCookie, readBrowserSession } from "./session-cookie";

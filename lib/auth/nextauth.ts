@@ -4,7 +4,7 @@ import Credentials from "next-auth/providers/credentials";
 import { z } from "zod";
 import { now } from "@/lib/clock";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { emailField } from "@/lib/schemas/accounts";
 import { accountForAccessToken, type AuthenticatedAccount } from "./authenticate";

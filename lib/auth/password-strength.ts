@@ -1,13 +1,13 @@
 import "server-only";
 import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 /**
  * zxcvbn scores 0–4 by estimated guesses: 0 and 1 (under ~10^6 guesses: the common-password list, keyboard runs,
  * dates, a common word with a digit) are refused (ASVS 6.2.4); 2 and above pass, so a long phrase of plain words is
  * fine. The dictionaries (~1 MB of word lists) load on first use, once per process.
  */
-export const MIN_PASSWORD_SCORE = 2;
+const MIN_PASSWORD_SCORE = 2;
 
 let estimator: Promise<ZxcvbnFactory> | undefined;
 

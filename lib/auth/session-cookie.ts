@@ -4,7 +4,7 @@ import { getConfig } from "@/lib/config";
 
 // next-auth's session cookie (JWT strategy): an encrypted JWT under one of these names, split into
 // `name.0`, `name.1`, … when large. The cookie name is also the key-derivation salt.
-export const SESSION_COOKIE_NAMES = ["__Secure-authjs.session-token", "authjs.session-token"] as const;
+const SESSION_COOKIE_NAMES = ["__Secure-authjs.session-token", "authjs.session-token"] as const;
 
 export type BrowserSession = { accountId: string; authTimeMs: number };
 

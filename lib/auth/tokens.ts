@@ -2,7 +2,7 @@ import "server-only";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { getConfig } from "@/lib/config";
 import { now as clockNow } from "@/lib/clock";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 export const JWT_ISSUER = "flowmail";

@@ -1,152 +1,46 @@
-// Response shapes of the REST API. The graph types come from lib/graph/schema.ts
-// (types only); the editor's graph is a draft, its node data not yet validated.
+// Response shapes of the REST API, derived from the zod schemas that validate and document the answers
+// (lib/schemas/*; type-only imports: no zod in the browser bundle). The graph types come from lib/graph/schema.ts;
+// the editor's graph is a draft, its node data not yet validated.
 // Values from the definitions themselves: lib/graph/schema.ts would bring zod into the browser bundle.
 export { NODE_TYPES } from "@/lib/nodes/definitions";
 export { AI_OUTPUT_TYPES } from "@/lib/nodes/ai/definition";
 export type { AiOutputField, AiOutputType, GraphEdge, NodeType } from "@/lib/graph/schema";
 export type { GraphDraft as Graph, GraphNodeDraft as GraphNode } from "@/lib/graph/schema";
+export type { NodeStatus, RunStatus } from "@/lib/schemas/runs";
+import type { z } from "zod";
 import type { GraphDraft as Graph, NodeType } from "@/lib/graph/schema";
+import type * as accounts from "@/lib/schemas/accounts";
+import type * as integrations from "@/lib/schemas/integrations";
+import type * as runs from "@/lib/schemas/runs";
+import type * as uploads from "@/lib/schemas/uploads";
+import type * as webhooks from "@/lib/schemas/webhooks";
+import type * as workflows from "@/lib/schemas/workflows";
 
-export interface TokenPair {
-  accessToken: string;
-  refreshToken: string;
-  expiresIn: number;
-  tokenType: "Bearer";
-}
-
-export interface Account {
-  id: string;
-  email: string;
-  fullName: string;
-  createdAt: string;
-  ai: null | { provider: string; model: string | null; baseUrl: string | null; keyLast4: string };
-}
-
-export interface UploadMeta {
-  uploadId: string;
-  filename: string;
-  rowCount: number;
-  columns: string[];
-  sizeBytes: number;
-  createdAt: string;
-}
-export interface UploadDetail extends UploadMeta {
-  preview: Record<string, string>[];
-}
+export type TokenPair = z.infer<typeof accounts.tokenPairResponse>;
+export type Account = z.infer<typeof accounts.accountResponse>;
+export type UploadMeta = z.infer<typeof uploads.uploadSchema>;
+export type UploadDetail = z.infer<typeof uploads.uploadDetailSchema>;
 
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
 }
 
-export type RunStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED";
-export type NodeStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED" | "SKIPPED";
+export type WorkflowSummary = z.infer<typeof workflows.workflowListItemSchema>;
+/** The editor keeps the graph as a draft (node data not yet validated). */
+export type Workflow = Omit<z.infer<typeof workflows.workflowSchema>, "graph"> & { graph: Graph };
+export type ValidationResult = z.infer<typeof workflows.graphValidationSchema>;
 
-export interface WorkflowSummary {
-  id: string;
-  name: string;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  nodeCount: number;
-  lastRun: null | { runId: string; status: RunStatus; enqueuedAt: string };
-}
-export interface Workflow {
-  id: string;
-  name: string;
-  graph: Graph;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface ValidationResult {
-  valid: boolean;
-  errors: { path: string; code: string; message: string; nodeId?: string }[];
-}
-
-export interface NodeResult {
-  type: NodeType;
-  status: NodeStatus;
-  output: Record<string, unknown> | null;
-  outputTruncated: boolean;
-  error: string | null;
-  startedAt: string | null;
-  completedAt: string | null;
-  itemsIn?: number | null;
-  itemsOut?: number | null;
-  /** A running OUTPUT node's `{ sent, total }`; a running AI node with forEach's `{ done, total }`. */
-  progress?: { sent: number; total: number } | { done: number; total: number };
-  reused?: boolean;
-}
-export interface RunLog {
-  at: string;
-  level: string;
-  nodeId?: string | null;
-  message: string;
-}
-export interface Run {
-  runId: string;
-  workflowId: string;
-  workflowVersion: number;
-  status: RunStatus;
-  nodes: Record<string, NodeResult>;
-  result?: { emailsSent: number; filteredOut: number; totalRows: number; suppressed?: number; duplicates?: number; emailsPlanned?: number } | null;
-  mode?: "live" | "preview";
-  /** How the run started. */
-  trigger?: "manual" | "schedule" | "hook" | "retry" | "send" | "resend_unknown";
-  retryOf?: string;
-  sendOf?: string;
-  resendOf?: string;
-  /** PENDING runs: 1 = the next run of its workflow to start. */
-  queuePosition?: number;
-  /** RUNNING runs: a cancel was asked; it stops at its next step. */
-  cancelRequested?: boolean;
-  /** Node outputs and per-email records were removed after RUN_OUTPUT_RETENTION_DAYS. */
-  outputExpired?: boolean;
-  error?: string | null;
-  logs: RunLog[];
-  enqueuedAt: string;
-  startedAt: string | null;
-  completedAt: string | null;
-}
-export type RunSummary = Omit<Run, "nodes" | "logs"> & { nodes?: unknown; logs?: unknown };
+export type NodeResult = Omit<z.infer<typeof runs.nodeResultSchema>, "type"> & { type: NodeType };
+export type RunLog = z.infer<typeof runs.runLogSchema>;
+/** GET …/runs/:runId as the UI asks for it (nodes as a map). */
+export type Run = Omit<z.infer<typeof runs.runResponse>, "nodes"> & { nodes: Record<string, NodeResult> };
+export type RunSummary = z.infer<typeof runs.runSummary>;
 /** An item of GET /api/runs (every workflow of the account). */
-export type AccountRunItem = RunSummary & { workflowName: string };
+export type AccountRunItem = z.infer<typeof runs.accountRunListResponse>["items"][number];
 
-export interface MailboxMessage {
-  id: string;
-  from: string;
-  to: string;
-  subject: string;
-  text: string | null;
-  html: string | null;
-  kind: string;
-  /** List-Unsubscribe and List-Unsubscribe-Post of workflow emails. */
-  headers?: Record<string, string>;
-  createdAt: string;
-}
-
-export interface GoogleStatus {
-  connected: boolean;
-  /** false when this server has no Google client (the other Google endpoints answer 503). */
-  configured?: false;
-  email?: string;
-  scopes?: string[];
-  connectedAt?: string;
-}
-export interface DriveFile {
-  id: string;
-  name: string;
-  mimeType: string;
-  modifiedTime: string;
-}
-
-export interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  workflowId: string | null;
-  createdAt: string;
-  secret?: string;
-}
+export type MailboxMessage = z.infer<typeof accounts.mailboxMessageResponse>;
+export type GoogleStatus = z.infer<typeof integrations.googleStatusResponse>;
+export type DriveFile = z.infer<typeof integrations.driveFileItem>;
+/** `secret` only in the answer that created it. */
+export type Webhook = z.infer<typeof webhooks.webhookView> & { secret?: string };

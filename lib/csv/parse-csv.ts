@@ -1,6 +1,6 @@
 import Papa from "papaparse";
 import { getConfig } from "@/lib/config";
-import { AppError, type ErrorItem } from "@/lib/http/errors";
+import { AppError, type ErrorItem } from "@/lib/errors";
 
 /** More columns than this is refused: nobody mails from a 500-column sheet, and the header stays cheap to check. */
 export const CSV_MAX_COLUMNS = 500;

@@ -11,7 +11,7 @@ import * as each from "@/db/queries/send-ledger-each";
 import * as answers from "@/db/queries/answer-ledger";
 import { noteSenderError, resolveSender } from "@/lib/services/senders/resolve-sender";
 import { loadDriveFileRows } from "@/lib/google/drive-rows";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
 import { pgBatchStore } from "@/lib/ai/batch/store";

@@ -1,7 +1,7 @@
 import "server-only";
 import { drive, type drive_v3 } from "@googleapis/drive";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import {
   findGoogleLink,

@@ -3,7 +3,7 @@ import type { Readable } from "node:stream";
 import { cellsToRow } from "@/db/queries/upload-rows";
 import { getConfig } from "@/lib/config";
 import { parseCsvStream } from "@/lib/csv/parse-csv";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { formatBytes } from "@/lib/http/route";
 import { callDrive, CSV_MIME_TYPE, driveForAccount, SHEET_MIME_TYPE, type AccountDrive } from "./drive-client";
 

@@ -1,7 +1,7 @@
 import "server-only";
 import { OAuth2Client } from "google-auth-library";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 export const GOOGLE_SCOPES = ["openid", "email", "https://www.googleapis.com/auth/drive.readonly"] as const;
 export const DRIVE_SCOPE = "https://www.googleapis.com/auth/drive.readonly";

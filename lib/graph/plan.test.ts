@@ -7,8 +7,8 @@ import {
   outgoingEdges,
   simulateRun,
   topologicalOrder,
-  type NodeStatus,
 } from "./plan";
+import type { NodeStatus } from "@/lib/schemas/runs";
 import type { Graph, GraphEdge, GraphNode } from "./schema";
 
 /** A graph of DATA_SOURCE nodes after one TRIGGER "t": only the edges matter to planning. */

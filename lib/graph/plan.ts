@@ -1,8 +1,8 @@
-// Execution planning: topological order and the contract's skip rules ("Conditional branching"), kept pure so
+// Execution planning: topological order and the skip rules of conditional branching, kept pure so
 // the run engine and its tests share one definition of which node runs and which is SKIPPED.
+import type { NodeStatus } from "@/lib/schemas/runs";
 import type { Graph, GraphEdge } from "./schema";
 
-export type NodeStatus = "PENDING" | "RUNNING" | "SUCCESS" | "FAILED" | "SKIPPED";
 export type NodeDecision = "wait" | "run" | "skip";
 
 export class GraphCycleError extends Error {

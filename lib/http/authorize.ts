@@ -5,7 +5,7 @@ import { runs } from "@/db/schema";
 import type { ApiKeyGrant } from "@/lib/auth/api-keys";
 import { authenticate, type AuthenticatedAccount } from "@/lib/auth/authenticate";
 import type { OperationScope } from "@/lib/schemas/api-keys";
-import { AppError, notFound } from "./errors";
+import { AppError, notFound } from "@/lib/errors";
 import { operationAccess } from "./operation-access";
 
 /**

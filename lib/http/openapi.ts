@@ -1,7 +1,7 @@
 import { z, type ZodType } from "zod";
 import { NODE_TYPES } from "@/lib/graph/schema";
 import type { OperationScope } from "@/lib/schemas/api-keys";
-import { ERROR_CODES } from "./errors";
+import { ERROR_CODES } from "@/lib/errors";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete" | "head" | "options";
 

@@ -1,6 +1,6 @@
 import { and, eq, lt, or, type AnyColumn, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { AppError } from "./errors";
+import { AppError } from "@/lib/errors";
 
 export const paginationQuery = {
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -1,7 +1,7 @@
 import { ZodError } from "zod";
 import { databaseErrorCode, isDatabaseUnavailable } from "@/db/connection-errors";
 import { log } from "@/lib/log";
-import { AppError, ERROR_CODES, type ErrorCode, type ErrorItem } from "./errors";
+import { AppError, ERROR_CODES, type ErrorCode, type ErrorItem } from "@/lib/errors";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 

@@ -3,7 +3,7 @@ import type { z, ZodType } from "zod";
 import type { AuthenticatedAccount } from "@/lib/auth/authenticate";
 import { observeRequest } from "@/lib/observability/http";
 import { authorize } from "./authorize";
-import { AppError, notFound } from "./errors";
+import { AppError, notFound } from "@/lib/errors";
 import { errorResponse, formatPath, zodErrorItems } from "./problem";
 
 export const MAX_JSON_BYTES = 1024 * 1024;

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { classifyAddress, expandIPv6 } from "@/lib/net/ip-classify";
 import { assertSafeTargetUrl, safeFetch, SafeFetchError } from "@/lib/net/ssrf";
 

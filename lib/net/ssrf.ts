@@ -4,7 +4,7 @@ import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { classifyAddress } from "@/lib/net/ip-classify";
 
 // Guard for every request the server makes to an address a user typed (webhook URLs, openai-compatible

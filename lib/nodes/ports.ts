@@ -4,7 +4,20 @@
 import type { AiSettings } from "@/lib/ai/settings";
 import type { AiBatchStore } from "@/lib/ai/batch/store";
 import type { EmailSender, RateLimitInfo } from "@/lib/email/types";
-import type { EmailSendStatus } from "@/db/schema";
+import type {
+  AnswerRecord,
+  AnswerRow,
+  AnswerStatus,
+  AnswerTotals,
+  EmailSendStatus,
+  LedgerEmail,
+  LedgerKey,
+  SharedRow,
+  SharedRowRef,
+  StatusCounts,
+} from "@/lib/ledgers/types";
+
+export type { AnswerRecord, AnswerRow, AnswerStatus, AnswerTotals, EmailSendStatus, LedgerEmail, LedgerKey, SharedRow, SharedRowRef, StatusCounts };
 
 export type UploadRef = { id: string; columns: string[]; rowCount: number };
 
@@ -26,32 +39,6 @@ export interface DriveReader {
    */
   readRows(accountId: string, fileId: string): Promise<{ columns: string[]; rows: Record<string, string>[] }>;
 }
-
-/**
- * A send-ledger key: one row per (ledger run, node, item), the exactly-once guard and the per-email record of a run.
- * `runId` here is the ledger run (the first run of a retry chain), so a retry never re-sends what its chain sent.
- */
-export type LedgerKey = {
-  runId: string;
-  nodeId: string;
-  accountId: string;
-  /**
-   * What an execution of the node sends again of its ledger rows: by default what an earlier attempt left unsent
-   * (failed, pending); `unknown` (a resend-unknown run): only the emails whose fate a crash left unknown.
-   */
-  reopen?: "unknown";
-};
-
-export type LedgerEmail = {
-  itemIndex: number;
-  to: string;
-  subject: string;
-  status: Extract<EmailSendStatus, "pending" | "duplicate" | "preview">;
-  body?: string;
-  format?: "text" | "html";
-};
-
-export type StatusCounts = Record<EmailSendStatus, number>;
 
 /** The send ledger (OUTPUT): one record per email, the exactly-once guard (PostgreSQL: db/queries/send-ledger.ts). */
 export interface SendLedger {
@@ -121,10 +108,6 @@ export interface EachLedger {
   settleUnknown(key: LedgerKey, from: number, to: number): Promise<number>;
 }
 
-/** A row of a shared provider call: which email of which run, and the email exactly as it went in the call (JSON). */
-export type SharedRow = { runId: string; nodeId: string; itemIndex: number; payload: string };
-export type SharedRowRef = Omit<SharedRow, "payload">;
-
 export interface SharedSends {
   /** Gives the call's key and payloads to the rows still pending and in no call; answers those (only they may go). */
   claim(sendKey: string, rows: SharedRow[]): Promise<SharedRowRef[]>;
@@ -179,41 +162,6 @@ export interface SenderPort {
   /** Notes a refusal of the sender itself (or null after a success) on the sender, for its settings page. */
   noteError?(senderId: string, error: string | null): Promise<void>;
 }
-
-/** An AI item's state in the answer ledger. */
-export type AnswerStatus = "pending" | "done" | "failed" | "skipped";
-
-/** One item's row of the answer ledger. */
-export type AnswerRow = {
-  itemIndex: number;
-  status: AnswerStatus;
-  output: Record<string, unknown> | null;
-  error: string | null;
-  inputTokens: number | null;
-  outputTokens: number | null;
-  costUsd: number | null;
-  reused: boolean;
-};
-
-/** What a node's items cost so far: paid calls only (a reused answer costs nothing); `costUsd` null when unpriced. */
-export type AnswerTotals = {
-  counts: Record<AnswerStatus, number>;
-  calls: number;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number | null;
-};
-
-/** A recorded answer (or a failure) of one item, for the request of hash `hash`. */
-export type AnswerRecord = {
-  itemIndex: number;
-  hash: string;
-  output?: Record<string, unknown>;
-  error?: string;
-  inputTokens?: number;
-  outputTokens?: number;
-  costUsd?: number | null;
-};
 
 /**
  * The answer ledger (AI): one record per (ledger run, node, item) with the hash of the request asked, so a resumed or

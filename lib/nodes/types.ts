@@ -1,4 +1,4 @@
-import type { NodeStatus, RunMode, RunTrigger } from "@/db/schema";
+import type { NodeStatus, RunMode, RunTrigger } from "@/lib/schemas/runs";
 import type { Graph, GraphNode, NodeType } from "@/lib/graph/schema";
 import type { TemplateContext } from "@/lib/graph/templates";
 import type { NodePorts } from "./ports";

@@ -4,13 +4,13 @@ import { paginationQuery } from "@/lib/http/pagination";
 import { runRequestBody } from "./sending";
 
 export const runStatus = z.enum(["PENDING", "RUNNING", "SUCCESS", "FAILED"]);
-export const runTrigger = z.enum(["manual", "schedule", "hook", "retry", "send", "resend_unknown"]);
-export const nodeStatus = z.enum(["PENDING", "RUNNING", "SUCCESS", "FAILED", "SKIPPED"]);
+const runTrigger = z.enum(["manual", "schedule", "hook", "retry", "send", "resend_unknown"]);
+const nodeStatus = z.enum(["PENDING", "RUNNING", "SUCCESS", "FAILED", "SKIPPED"]);
 /**
  * A preview renders and records every email but sends none; an estimate executes up to the AI nodes, asks the model
  * for a sample of items and extrapolates the tokens and cost (everything after an AI node is SKIPPED).
  */
-export const runMode = z.enum(["live", "preview", "estimate"]);
+const runMode = z.enum(["live", "preview", "estimate"]);
 
 export type RunStatus = z.infer<typeof runStatus>;
 export type NodeStatus = z.infer<typeof nodeStatus>;
@@ -18,7 +18,7 @@ export type NodeStatus = z.infer<typeof nodeStatus>;
 export type RunTrigger = z.infer<typeof runTrigger>;
 export type RunMode = z.infer<typeof runMode>;
 
-export const runResult = z.object({
+const runResult = z.object({
   emailsSent: z.number().int(),
   filteredOut: z.number().int(),
   totalRows: z.number().int().describe("Rows produced by the DATA_SOURCE nodes"),
@@ -36,7 +36,7 @@ export const runResult = z.object({
 /** What a finished run counted (runs.result). */
 export type RunResult = z.infer<typeof runResult>;
 
-export const enqueueRunResponse = z.object({
+const enqueueRunResponse = z.object({
   runId: z.string(),
   workflowId: z.string(),
   status: runStatus.describe("PENDING for a new run; a replayed Idempotency-Key answers the run's current status"),
@@ -97,7 +97,7 @@ export const runResponse = z.object({
 });
 
 export const runSummary = z.object(runBase);
-export const runListResponse = z.object({ items: z.array(runSummary), nextCursor: z.string().nullable() });
+const runListResponse = z.object({ items: z.array(runSummary), nextCursor: z.string().nullable() });
 export const accountRunListResponse = z.object({
   items: z.array(runSummary.extend({ workflowName: z.string() })),
   nextCursor: z.string().nullable(),
@@ -109,7 +109,7 @@ export const listAccountRunsQuery = z.strictObject({
   ...paginationQuery,
 });
 
-export const retryRunResponse = z.object({
+const retryRunResponse = z.object({
   runId: z.string(),
   workflowId: z.string(),
   status: z.literal("PENDING"),
@@ -117,7 +117,7 @@ export const retryRunResponse = z.object({
   retryOf: z.string(),
 });
 
-export const cancelRunResponse = z.object({
+const cancelRunResponse = z.object({
   runId: z.string(),
   workflowId: z.string(),
   status: runStatus.describe("FAILED when a PENDING run was cancelled; RUNNING until the executor stops it (≤ 5 s)"),
@@ -137,7 +137,7 @@ export const nodeOutputQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
-export const nodeOutputResponse = z.object({ items: z.array(z.unknown()), total: z.number().int() });
+const nodeOutputResponse = z.object({ items: z.array(z.unknown()), total: z.number().int() });
 
 export const runsOperations: OperationSpec[] = [
   {

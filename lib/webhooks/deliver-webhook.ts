@@ -4,7 +4,7 @@ import { Webhook } from "standardwebhooks";
 import { getDb } from "@/db/client";
 import { runs, webhookDeliveries, webhooks } from "@/db/schema";
 import { decryptSecret } from "@/lib/crypto";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { sanitizeProviderMessage } from "@/lib/net/provider-message";
 import { contextFromTraceparent, outboundTraceparent } from "@/lib/observability/trace-context";

@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { getDb } from "@/db/client";
 import { webhookDeliveries, webhooks, workflows } from "@/db/schema";
 import { encryptSecret } from "@/lib/crypto";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { decodeCursor, newestFirstAfter, page } from "@/lib/http/pagination";
 import { looksLikeId, newId } from "@/lib/ids";
 import { assertSafeTargetUrl } from "@/lib/net/ssrf";

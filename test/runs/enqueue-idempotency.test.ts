@@ -1,6 +1,6 @@
 // POST …/run with an Idempotency-Key (CONTRACT: the same key within 24 h returns the same run): replay, another
 // workflow (409), concurrent requests with one key (one run), an expired key (a new run, the key replaced), a missing
-// workflow (404, no key kept), keys of other accounts and scopes apart. lib/services/runs/enqueue-run.ts.
+// workflow (404, no key kept), keys of other accounts and scopes apart. lib/engine/pg/enqueue-run.ts.
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { execRows, getDb } from "@/db/client";

@@ -1,5 +1,5 @@
 // The enqueue hot path (Bearer, no Idempotency-Key, no body) counts its rate-limit hit inside the enqueue statement
-// (lib/services/runs/enqueue-run.ts): the answers must stay consumeRateLimit's (lib/rate-limit.ts) — exact counts under
+// (lib/engine/pg/enqueue-run.ts): the answers must stay consumeRateLimit's (lib/rate-limit.ts) — exact counts under
 // concurrency, refused hits handed back, 401 before 429, one counter shared with the general path, the sliding window.
 import { eq, sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

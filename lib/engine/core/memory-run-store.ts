@@ -7,7 +7,7 @@ import { outcomeMessage, runOutcome } from "./run-outcome";
 import type { Finalized, FinishedNode, NodeSuccess, RunStore, StoredRun } from "./run-store";
 import type { RunInfo } from "./runtime";
 
-export type MemoryNode = {
+type MemoryNode = {
   status: NodeStatus;
   output: Record<string, unknown> | null;
   error: string | null;
@@ -18,7 +18,7 @@ export type MemoryNode = {
   type: string;
 };
 
-export type MemoryRun = StoredRun & {
+type MemoryRun = StoredRun & {
   seq: number;
   nodes: Map<string, MemoryNode>;
   logs: { level: LogLevel; message: string; nodeId?: string }[];

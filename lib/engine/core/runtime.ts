@@ -35,7 +35,7 @@ export type EmailIdentity = { appUrl: string; from: string; defaultSenderId?: st
  * Ids of the graph's nodes that `text` may name. Templates and expressions can only reach a node by writing its
  * id, so loading just these outputs keeps a node from reading every upstream output (a 100,000-row source included).
  */
-export function namedNodeIds(graph: Graph, text: string): string[] {
+function namedNodeIds(graph: Graph, text: string): string[] {
   return graph.nodes.map((n) => n.id).filter((id) => new RegExp(`(^|[^A-Za-z0-9_])${id}([^A-Za-z0-9_]|$)`).test(text));
 }
 

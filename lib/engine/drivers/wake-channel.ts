@@ -8,7 +8,7 @@ import { log } from "@/lib/log";
  * processes which workflow has a new run with NOTIFY; each worker LISTENs and pokes its executor, and the claim in the
  * database decides which one runs it. A lost notification only delays a run until a worker's sweep finds it.
  */
-export const WAKE_CHANNEL = "flowmail_wake";
+const WAKE_CHANNEL = "flowmail_wake";
 
 /** Workflow ids per notification (a payload holds at most 8,000 bytes). */
 const IDS_PER_NOTIFY = 200;

@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { execRows, getDb } from "@/db/client";
 import type { RunStatus } from "@/db/schema";
 import { afterResponse, wakeWorkflow } from "../drivers/wake";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { enqueueRunWebhooks } from "@/lib/webhooks/enqueue-run-webhooks";
 
 export type CancelledRun = { runId: string; workflowId: string; status: RunStatus; cancelRequested: boolean };

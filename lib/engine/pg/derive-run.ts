@@ -4,7 +4,7 @@ import { execRows, getDb, type Db } from "@/db/client";
 import type { NodeStatus, RunMode, RunStatus } from "@/db/schema";
 import { wakeAfterResponse } from "../drivers/wake";
 import type { GraphNode } from "@/lib/graph/schema";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { currentTraceparent } from "@/lib/observability/trace-context";
 

@@ -5,7 +5,7 @@ import { getConfig } from "@/lib/config";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
 import { consumeRateLimit } from "@/lib/rate-limit";
-import { nextSlot, nextSlots, type Schedule } from "@/lib/services/schedules/schedule-rules";
+import { nextSlot, nextSlots, type Schedule } from "@/lib/schedules/schedule-rules";
 
 /**
  * How late a slot may still be enqueued. A slot is "missed" (skipped, never run late) when no sweep saw it within

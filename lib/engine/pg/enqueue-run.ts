@@ -10,7 +10,7 @@ import { verifyAccessToken } from "@/lib/auth/tokens";
 import { wakeAfterResponse } from "../drivers/wake";
 import { groupCommit } from "@/lib/group-commit";
 import { assertScope } from "@/lib/http/authorize";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
 import { currentTraceparent } from "@/lib/observability/trace-context";

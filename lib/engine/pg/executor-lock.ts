@@ -16,7 +16,7 @@ import { log } from "@/lib/log";
  * Connection poolers in transaction mode (PgBouncer, Supavisor :6543) cannot keep a session lock: point DATABASE_URL
  * at a session-mode or direct address for the embedded executor.
  */
-export const EXECUTOR_LOCK_CLASS = 1181511543; // "Flow" as a big-endian int4
+const EXECUTOR_LOCK_CLASS = 1181511543; // "Flow" as a big-endian int4
 
 type LockState = { sql: Sql; key: number; url: string };
 

@@ -10,7 +10,7 @@ import { outcomeMessage, runOutcome } from "../core/run-outcome";
 import type { Finalized } from "../core/run-store";
 import type { RunInfo } from "../core/runtime";
 
-export type FinalizeOptions = {
+type FinalizeOptions = {
   cancelled?: boolean;
   /** What the run store held back for this run (buffered-writes.ts): written by the first statement, which reads it. */
   held?: HeldBatch;

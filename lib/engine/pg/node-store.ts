@@ -59,7 +59,7 @@ export async function startRunRows(db: Db, runId: string): Promise<void> {
     select 1`);
 }
 
-export async function readNodeRow(db: Db, runId: string, nodeId: string): Promise<NodeRow | undefined> {
+async function readNodeRow(db: Db, runId: string, nodeId: string): Promise<NodeRow | undefined> {
   const [row] = await db
     .select({ nodeId: nodeResults.nodeId, status: nodeResults.status, error: nodeResults.error })
     .from(nodeResults)

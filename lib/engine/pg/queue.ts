@@ -17,7 +17,7 @@ import { RUN_COLUMNS, runFromRow, type RunRow } from "./run-row";
 export const STALE_HEARTBEAT_SECONDS = 60;
 export const HEARTBEAT_INTERVAL_MS = 10_000;
 
-export type ClaimedRun = { runId: string; workflowId: string };
+type ClaimedRun = { runId: string; workflowId: string };
 
 /** The claimed run's snapshot, read by the claim itself (the embedded executor; an Inngest step result stays small). */
 export type ClaimedRunInfo = ClaimedRun & { accountId: string; graph: Graph; version: number; cancelRequested: boolean; freshNodes: string[] } & Omit<RunInfo, "runId" | "workflowId" | "accountId" | "graph"> & {

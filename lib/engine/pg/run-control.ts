@@ -13,10 +13,6 @@ export function beginHandBack(): void {
   handingBack = true;
 }
 
-export function isHandingBack(): boolean {
-  return handingBack;
-}
-
 /** Re-read at most this often per run: one tiny query per batch group would be cheap, but OUTPUT batches can be many. */
 const CHECK_EVERY_MS = 500;
 const lastChecks = new Map<string, { at: number; cancel: boolean }>();

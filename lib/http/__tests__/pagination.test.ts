@@ -1,6 +1,6 @@
 import { PgDialect, bigint, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { describe, expect, it } from "vitest";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { decodeCursor, descendingAfter, encodeCursor, newestFirstAfter, page } from "@/lib/http/pagination";
 
 const items = pgTable("items", {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { GET as health } from "@/app/api/health/route";
 import { GET as openapi } from "@/app/api/openapi.json/route";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { ok, route } from "@/lib/http/route";
 import { call } from "@/test/support/http";
 

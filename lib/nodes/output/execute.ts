@@ -11,7 +11,7 @@ import { sendEach } from "./send-each";
 import { plainTextOf } from "./markdown";
 import { senderOf } from "./sender-of";
 
-export const EMAILS_PER_BATCH = 100;
+const EMAILS_PER_BATCH = 100;
 
 const ledgerKey = (node: NodeOf<"OUTPUT">, rt: NodeRuntime): LedgerKey => ({
   runId: rt.ledgerRunId,

@@ -20,7 +20,7 @@ export type RenderedEmail = {
 };
 
 /** The longest subject: a header line may have 998 characters (RFC 5322). */
-export const MAX_SUBJECT_CHARS = 998;
+const MAX_SUBJECT_CHARS = 998;
 /** The largest body of one email, in UTF-8 bytes: mail clients clip far smaller messages (Gmail past 102 KB). */
 export const MAX_BODY_BYTES = 256 * 1024;
 /**

@@ -35,7 +35,7 @@ const GROUPS_IN_FLIGHT = 2;
  * it: about two per connection of the transport's pool, so the emails a crash leaves `unknown` are those really under
  * way, not a queue of them waiting for a connection.
  */
-export const SENDING_PER_SENDER = 10;
+const SENDING_PER_SENDER = 10;
 
 /** A counting semaphore: `take(n)` waits (first come, first served) until n permits are free. */
 class Permits {

@@ -7,7 +7,7 @@ import { NodeError } from "../types";
 import { sendBatchWithRetry, SendStopped, type SendContext } from "./send-with-retry";
 
 /** A provider call holds at most this many emails (Resend's batch API). */
-export const SHARED_CALL_LIMIT = 100;
+const SHARED_CALL_LIMIT = 100;
 
 /**
  * Shared provider calls. A small OUTPUT node's only batch (at most 100 emails: a welcome email per

@@ -4,7 +4,7 @@ import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { now as clockNow } from "@/lib/clock";
 import { encryptSecret } from "@/lib/crypto";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { assertSafeTargetUrl } from "@/lib/net/ssrf";
 import { DEFAULT_AI_MAX_CONCURRENCY, type AccountView, type AiSettings } from "@/lib/schemas/accounts";
 

@@ -3,7 +3,7 @@ import { and, desc, eq, type SQL } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { mailboxMessages } from "@/db/schema";
 import { isMailboxActive } from "@/lib/email";
-import { notFound } from "@/lib/http/errors";
+import { notFound } from "@/lib/errors";
 import { decodeCursor, newestFirstAfter, page } from "@/lib/http/pagination";
 
 /** The local mailbox, newest first, optionally for one recipient. Exists only while it is the transport. */

@@ -6,7 +6,7 @@ import { clientAddress } from "@/lib/auth/client-address";
 import { burnPasswordCheck, verifyPassword } from "@/lib/auth/passwords";
 import { now as clockNow } from "@/lib/clock";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { assertWithinLimit, consumeRateLimit, type RateLimitHit } from "@/lib/rate-limit";
 import { issueTokenPair } from "./sessions";
 

@@ -2,7 +2,7 @@ import "server-only";
 import { and, desc, eq, gt, lt } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { rateLimits } from "@/db/schema";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 export const OTP_COOLDOWN_SECONDS = 60;
 export const OTP_SENDS_PER_HOUR = 5;

@@ -6,7 +6,7 @@ import { otpCodes } from "@/db/schema";
 import { hashToken } from "@/lib/crypto";
 import { getEmailSender, EmailSendError } from "@/lib/email";
 import { otpEmail } from "@/lib/email/otp-email";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
 import { reserveOtpSend } from "./otp-throttle";

@@ -4,7 +4,7 @@ import { accounts } from "@/db/schema";
 import { assertStrongPassword } from "@/lib/auth/password-strength";
 import { hashPassword } from "@/lib/auth/passwords";
 import { now as clockNow } from "@/lib/clock";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { issueOtp } from "./otp";
 import { takeRegistrationSlot } from "./registration-throttle";

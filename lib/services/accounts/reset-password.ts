@@ -5,7 +5,7 @@ import { accounts } from "@/db/schema";
 import { assertStrongPassword } from "@/lib/auth/password-strength";
 import { hashPassword } from "@/lib/auth/passwords";
 import { now as clockNow } from "@/lib/clock";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { assertWithinLimit, consumeRateLimit } from "@/lib/rate-limit";
 import { checkOtp, issueOtp } from "./otp";
 import { reserveOtpSend, secondsUntilNextOtp } from "./otp-throttle";

@@ -6,7 +6,7 @@ import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from "@/lib/auth/tokens";
 import { clockOffsetMs } from "@/lib/clock";
 import { getConfig } from "@/lib/config";
 import { hashToken, randomToken } from "@/lib/crypto";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import type { TokenPair } from "@/lib/schemas/accounts";
 

@@ -3,7 +3,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { now as clockNow } from "@/lib/clock";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { assertWithinLimit, consumeRateLimit } from "@/lib/rate-limit";
 import { checkOtp } from "./otp";
 import { secondsUntilNextOtp } from "./otp-throttle";

@@ -3,7 +3,7 @@ import { and, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { getDb, type Tx } from "@/db/client";
 import { accounts, apiKeys, workflows } from "@/db/schema";
 import { generateApiKey } from "@/lib/auth/api-keys";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { apiKeyScopes, MAX_LIVE_API_KEYS, type CreateApiKeyInput, type CreatedApiKeyView } from "@/lib/schemas/api-keys";
 import { apiKeyView } from "./api-key-view";

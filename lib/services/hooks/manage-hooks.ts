@@ -3,7 +3,7 @@ import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { hookDeliveries, inboundHooks } from "@/db/schema";
 import { getConfig } from "@/lib/config";
-import { notFound } from "@/lib/http/errors";
+import { notFound } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { findOwnWorkflow } from "@/lib/services/workflows/get-workflow";
 import { hashHookToken, newHookToken } from "./hook-token";

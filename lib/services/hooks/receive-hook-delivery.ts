@@ -2,7 +2,7 @@ import "server-only";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { getDb, type Db } from "@/db/client";
 import { hookDeliveries, inboundHooks, workflows } from "@/db/schema";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { MAX_JSON_BYTES, readJsonBody } from "@/lib/http/route";
 import { log } from "@/lib/log";
 import { enqueueRun } from "@/lib/engine";

@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { getDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
 import { getEmbeddedExecutor } from "@/lib/engine";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { renderMetrics, setMetricsCollectors } from "@/lib/observability/metrics";
 import { readQueueGauges } from "./read-queue-gauges";
 

@@ -2,7 +2,7 @@ import "server-only";
 import { sql, type SQL } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
 import { readSpilledSlice, type Spilled } from "@/db/queries/node-outputs";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { findAccountRun } from "./get-run";
 
 /**

@@ -2,7 +2,7 @@ import "server-only";
 import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
 import { runLogs, runs, type NodeStatus } from "@/db/schema";
-import { notFound } from "@/lib/http/errors";
+import { notFound } from "@/lib/errors";
 import { assemblePreview, previewExprs, truncateArrays, type PreviewRow } from "./truncate-output";
 
 export const OUTPUT_PREVIEW_ITEMS = 100;

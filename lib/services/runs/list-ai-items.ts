@@ -2,7 +2,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, getDb } from "@/db/client";
 import type { AiItemStatus } from "@/db/schema";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 
 const STATUSES: AiItemStatus[] = ["pending", "done", "failed", "skipped"];
 

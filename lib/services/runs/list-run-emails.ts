@@ -2,7 +2,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, getDb, type Db } from "@/db/client";
 import type { EmailSendStatus } from "@/db/schema";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 
 const STATUSES: EmailSendStatus[] = ["pending", "sent", "suppressed", "duplicate", "failed", "preview", "sending", "unknown"];
 

@@ -2,7 +2,7 @@ import "server-only";
 import { and, desc, eq, isNull, type SQL } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { runs, workflows, type RunStatus } from "@/db/schema";
-import { notFound } from "@/lib/http/errors";
+import { notFound } from "@/lib/errors";
 import { decodeCursor, descendingAfter, page } from "@/lib/http/pagination";
 import { runSummaryColumns, runSummaryView } from "./get-run";
 

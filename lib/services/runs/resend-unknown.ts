@@ -1,7 +1,7 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, getDb } from "@/db/client";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { looksLikeId } from "@/lib/ids";
 import { enqueueDerivedRun, type DerivedRun } from "@/lib/engine";
 

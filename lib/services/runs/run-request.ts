@@ -2,14 +2,14 @@ import "server-only";
 import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { workflows } from "@/db/schema";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { MAX_JSON_BYTES, readJsonBody, readTextLimited } from "@/lib/http/route";
 import { zodErrorItems } from "@/lib/http/problem";
 import { runRequestBody } from "@/lib/schemas/sending";
 import type { RunOptions } from "@/lib/engine";
 
 /** Items asked per AI node by an estimate when the request names no `sample`. */
-export const DEFAULT_ESTIMATE_SAMPLE = 3;
+const DEFAULT_ESTIMATE_SAMPLE = 3;
 
 /**
  * Whether `POST …/run` carries a body. No body (the hot path: nothing is read) or an empty one is a live run, as before

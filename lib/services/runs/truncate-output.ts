@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 
 /** Objects nested deeper than this are shown as they are (arrays inside them are not cut). */
-export const PREVIEW_MAX_OBJECT_DEPTH = 32;
+const PREVIEW_MAX_OBJECT_DEPTH = 32;
 
 /** Cuts every array inside `value` to its first `max` elements (the run view); says whether anything was cut. */
 export function truncateArrays(value: unknown, max: number): { value: unknown; truncated: boolean } {

@@ -3,7 +3,7 @@ import { and, count, eq, isNotNull, isNull, ne } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import { workflows } from "@/db/schema";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 /**
  * An account may keep at most SCHEDULES_PER_ACCOUNT scheduled workflows: each one starts runs on its own, around the

@@ -1,7 +1,7 @@
 import "server-only";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { SLOT_GRACE_MS } from "@/lib/engine";
-import { nextSlot, scheduleProblems, type Schedule } from "./schedule-rules";
+import { nextSlot, scheduleProblems, type Schedule } from "@/lib/schedules/schedule-rules";
 
 export type ScheduleInput = { cron: string; timezone?: string; enabled?: boolean } | null;
 

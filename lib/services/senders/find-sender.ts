@@ -2,7 +2,7 @@ import "server-only";
 import { and, eq } from "drizzle-orm";
 import { getDb, type Db } from "@/db/client";
 import { senders } from "@/db/schema";
-import { notFound } from "@/lib/http/errors";
+import { notFound } from "@/lib/errors";
 import { looksLikeId } from "@/lib/ids";
 import type { SenderRow } from "./sender-view";
 

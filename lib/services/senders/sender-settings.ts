@@ -1,7 +1,7 @@
 import "server-only";
 import type { SenderKind, SenderSettings } from "@/db/schema";
 import { encryptSecret } from "@/lib/crypto";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { assertSafeTargetUrl } from "@/lib/net/ssrf";
 import type { CreateSenderInput } from "@/lib/schemas/senders";
 import type { SenderRow } from "./sender-view";

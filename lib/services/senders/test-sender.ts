@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { EmailSendError } from "@/lib/email/types";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { randomToken } from "@/lib/crypto";
 import { sanitizeProviderMessage } from "@/lib/net/provider-message";
 import { findSenderRow } from "./find-sender";

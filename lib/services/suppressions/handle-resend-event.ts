@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { execRows, getDb } from "@/db/client";
 import { getConfig } from "@/lib/config";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { addSuppressions } from "./add-suppressions";
 import { normalizeEmail } from "@/lib/schemas/email-address";

@@ -3,7 +3,7 @@ import { eq, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { senders } from "@/db/schema";
 import { getFromSns, verifySnsMessage, type SnsMessage } from "@/lib/email/sns-verify";
-import { AppError, notFound } from "@/lib/http/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { looksLikeId } from "@/lib/ids";
 import { log } from "@/lib/log";
 import { EMAIL_ADDRESS, normalizeEmail } from "@/lib/schemas/email-address";

@@ -2,7 +2,7 @@ import "server-only";
 import { and, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { suppressions } from "@/db/schema";
-import { notFound } from "@/lib/http/errors";
+import { notFound } from "@/lib/errors";
 import { normalizeEmail } from "@/lib/schemas/email-address";
 
 /** Takes an address off the list: its workflow emails are sent again. */

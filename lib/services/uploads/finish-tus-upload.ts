@@ -2,7 +2,7 @@ import "server-only";
 import { and, asc, eq, sql } from "drizzle-orm";
 import { getDb, getDbHandle, type Tx } from "@/db/client";
 import { tusUploadPieces, tusUploads } from "@/db/schema";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { storeCsv } from "./create-upload";
 
 export type TusRow = typeof tusUploads.$inferSelect;

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { Server } from "@tus/server";
 import { TUS_RESUMABLE } from "@tus/utils";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { errorResponse, problem, PROBLEM_CONTENT_TYPE } from "@/lib/http/problem";
 import { storedProblemError, type StoredProblem } from "./finish-tus-upload";
 import { tusLocker } from "./tus-locker";

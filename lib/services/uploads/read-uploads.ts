@@ -3,7 +3,7 @@ import { and, desc, eq, isNull } from "drizzle-orm";
 import { getDb, type Db } from "@/db/client";
 import { uploads } from "@/db/schema";
 import { readUploadRows } from "@/db/queries/upload-rows";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { decodeCursor, newestFirstAfter, page } from "@/lib/http/pagination";
 import { toUploadView } from "./upload-view";
 

@@ -1,7 +1,7 @@
 import "server-only";
 import type { Readable } from "node:stream";
 import busboy from "busboy";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { formatBytes } from "@/lib/http/route";
 
 /** Room for the multipart envelope (boundaries, part headers) around a file of the maximum size. */

@@ -2,7 +2,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db, type Tx } from "@/db/client";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 const MIB = 1024 * 1024;
 

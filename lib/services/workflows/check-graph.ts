@@ -5,7 +5,7 @@ import { accounts, googleLinks, senders, uploads } from "@/db/schema";
 import { batchModeErrors } from "@/lib/graph/validate-ai-batch";
 import { itemColumnProblems, type UploadColumns } from "@/lib/graph/list-shapes";
 import { validateGraph, type GraphError } from "@/lib/graph/validate";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 type DataSourceRef = { nodeId: string | undefined; path: string; uploadId?: string; driveFileId?: string };
 

@@ -3,7 +3,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { workflows } from "@/db/schema";
 import { failPendingRunsOfDeletedWorkflow } from "@/lib/engine";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 /**
  * Soft delete: the row stays so its runs remain readable by runId. The engine fails the runs still waiting to start

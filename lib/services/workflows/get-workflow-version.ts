@@ -2,7 +2,7 @@ import "server-only";
 import { and, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { workflowVersions } from "@/db/schema";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { findOwnWorkflow } from "./get-workflow";
 
 /** GET /api/workflows/:id/versions/:version: the graph a version had (what a run of that version executed). */

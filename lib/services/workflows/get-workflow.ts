@@ -2,7 +2,7 @@ import "server-only";
 import { and, eq, isNull } from "drizzle-orm";
 import { getDb, type Db, type Tx } from "@/db/client";
 import { workflows } from "@/db/schema";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { toWorkflowView, type WorkflowView } from "./workflow-view";
 
 /** The account's live workflow row; another account's or a deleted one is "not found" (no existence leak). */

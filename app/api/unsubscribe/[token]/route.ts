@@ -1,4 +1,4 @@
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { ok, readTextLimited, route } from "@/lib/http/route";
 import { unsubscribePage } from "@/lib/services/suppressions/unsubscribe-page";
 import { checkUnsubscribeToken, unsubscribe } from "@/lib/services/suppressions/unsubscribe";

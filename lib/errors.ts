@@ -39,7 +39,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 export type ErrorItem = { path: string; code: string; message: string; nodeId?: string };
 
-export type AppErrorOptions = {
+type AppErrorOptions = {
   errors?: ErrorItem[];
   headers?: Record<string, string>;
   /** Extra members of the problem document (RFC 9457 extensions). */

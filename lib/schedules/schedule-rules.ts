@@ -11,7 +11,7 @@ export type ScheduleProblem = { path: "schedule.cron" | "schedule.timezone"; cod
 const FIELD_NAMES = "minute, hour, day of month, month, day of week";
 
 /** A valid IANA time zone name (as the runtime's ICU knows them), e.g. "Europe/Paris" or "UTC". */
-export function isTimeZone(zone: string): boolean {
+function isTimeZone(zone: string): boolean {
   if (zone.trim() === "" || zone.length > 64) return false;
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: zone });
