@@ -2,6 +2,8 @@
 import Link from "next/link";
 import type { Run, RunLog, RunSummary } from "@/lib/client/types";
 import { StatusBadge, cx, formatDuration, timeAgo } from "@/components/ui";
+import { AiEstimateView } from "./ai-estimate";
+import { AiUsageFigures } from "./ai-items";
 
 export function RunSummaryCard({ run }: { run: Run }) {
   const result = run.result;
@@ -26,7 +28,9 @@ export function RunSummaryCard({ run }: { run: Run }) {
           {run.error}
         </p>
       )}
-      {result && (
+      {result?.estimate ? (
+        <AiEstimateView estimate={result.estimate} sampleUsage={result.ai} />
+      ) : result && (
         <dl className="grid grid-cols-3 gap-2">
           {stats.map((s) => (
             <div key={s.label} className="rounded-lg bg-slate-50 px-3 py-2 ring-1 ring-slate-200">
@@ -38,6 +42,7 @@ export function RunSummaryCard({ run }: { run: Run }) {
           ))}
         </dl>
       )}
+      {result?.ai && !result.estimate && <AiUsageFigures usage={result.ai} testId="run-ai-totals" label="AI, all nodes" />}
     </div>
   );
 }

@@ -3,6 +3,7 @@
 // Values from the definitions themselves: lib/graph/schema.ts would bring zod into the browser bundle.
 export { NODE_TYPES } from "@/lib/nodes/definitions";
 export { AI_OUTPUT_TYPES } from "@/lib/nodes/ai/definition";
+import type { AiEstimate, AiUsage } from "./ai";
 export type { AiOutputField, AiOutputType, GraphEdge, NodeType } from "@/lib/graph/schema";
 export type { GraphDraft as Graph, GraphNodeDraft as GraphNode } from "@/lib/graph/schema";
 import type { GraphDraft as Graph, NodeType } from "@/lib/graph/schema";
@@ -91,8 +92,19 @@ export interface Run {
   workflowVersion: number;
   status: RunStatus;
   nodes: Record<string, NodeResult>;
-  result?: { emailsSent: number; filteredOut: number; totalRows: number; suppressed?: number; duplicates?: number; emailsPlanned?: number } | null;
-  mode?: "live" | "preview";
+  result?: {
+    emailsSent: number;
+    filteredOut: number;
+    totalRows: number;
+    suppressed?: number;
+    duplicates?: number;
+    emailsPlanned?: number;
+    /** What the run's AI nodes used, summed. */
+    ai?: AiUsage;
+    /** An estimate run's figures per AI node and in total. */
+    estimate?: AiEstimate;
+  } | null;
+  mode?: "live" | "preview" | "estimate";
   /** How the run started. */
   trigger?: "manual" | "schedule" | "hook" | "retry" | "send" | "resend_unknown";
   retryOf?: string;

@@ -77,6 +77,8 @@ describe("AI forEach", () => {
     expect(page.status).toBe(200);
     expect(page.body.counts).toEqual({ pending: 0, done: 3, failed: 1, skipped: 0 });
     expect(page.body.total).toBe(4);
+    // The list the items are elements of, so a view can show each element beside its answer.
+    expect(page.body.forEach).toBe("{{src.rows}}");
     expect(page.body.items[0]).toEqual({ index: 0, status: "done", output: { greeting: "Hi P0" }, error: null, inputTokens: 10, outputTokens: 10, reused: false });
     const failed = await aiItems(token, run.runId, "ai", "?status=failed&limit=1");
     expect(failed.body.items).toEqual([expect.objectContaining({ index: 1, status: "failed", error: expect.stringMatching(/^Item 1: .*HTTP 400/) })]);

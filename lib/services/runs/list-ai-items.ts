@@ -28,14 +28,14 @@ export async function listAiItems(
   query: { status?: AiItemStatus; offset: number; limit: number },
 ) {
   const db = await getDb();
-  const [run] = await execRows<{ ledger_run_id: string; is_ai: boolean; outputs_expired_at: string | Date | null }>(
+  const [run] = await execRows<{ ledger_run_id: string; for_each: string | null; outputs_expired_at: string | Date | null }>(
     db,
     sql`select coalesce(r.chain_root_id, r.id) as ledger_run_id, r.outputs_expired_at,
-          exists (select 1 from jsonb_array_elements(r.graph->'nodes') as n
-                  where n->>'id' = ${nodeId} and n->>'type' = 'AI' and coalesce(n->'data'->>'forEach', '') <> '') as is_ai
+          (select n->'data'->>'forEach' from jsonb_array_elements(r.graph->'nodes') as n
+           where n->>'id' = ${nodeId} and n->>'type' = 'AI' and coalesce(n->'data'->>'forEach', '') <> '' limit 1) as for_each
         from runs r where r.id = ${runId} and r.account_id = ${accountId}`,
   );
-  if (!run || !run.is_ai) throw notFound("AI node with forEach of this run");
+  if (!run || !run.for_each) throw notFound("AI node with forEach of this run");
   if (run.outputs_expired_at) throw new AppError("output_expired", "The item records of this run were deleted after RUN_OUTPUT_RETENTION_DAYS; the run's counts remain.");
   const ledger = run.ledger_run_id;
   const [countRows, rows] = await Promise.all([
@@ -66,5 +66,7 @@ export async function listAiItems(
     })),
     total,
     counts,
+    // The list the items are elements of (the run's snapshot), so a view can show each element beside its answer.
+    forEach: run.for_each,
   };
 }
