@@ -122,7 +122,9 @@ test("For each item: the estimate and sample answers before paying, AI progress,
   await dialog.getByTestId("preview-send").click();
   await expect(page).toHaveURL(/\/runs\/run_/, { timeout: 60_000 });
   await expect(page.getByTestId("run-status")).toHaveAttribute("data-status", "SUCCESS", { timeout: 60_000 });
-  await expect(page.getByTestId("run-ai-totals-calls")).toHaveText("12");
+  // The send used the preview's answers: no call, nothing paid again; the items are the preview's.
+  await expect(page.getByTestId("run-ai-totals-calls")).toHaveText("0");
+  await expect(page.getByTestId("run-ai-totals")).toContainText("the preview's answers");
   await page.getByTestId("run-node-ai_1").click();
   const items = page.getByTestId("ai-items");
   await expect(items.getByTestId("ai-item-row")).toHaveCount(12);

@@ -95,7 +95,9 @@ export function AiNodeSection({ runId, nodeId, result, live }: { runId: string; 
   return (
     <div className="space-y-4" data-testid={`ai-node-${nodeId}`}>
       <AiProgress runId={runId} nodeId={nodeId} result={result} live={live} />
-      {usage && <AiUsageFigures usage={usage} testId="ai-node-usage" label="This node's model calls" />}
+      {usage && (
+        <AiUsageFigures usage={usage} testId="ai-node-usage" label={result.reused ? "Model calls of the run these answers come from (not asked again)" : "This node's model calls"} />
+      )}
       <AiItemsTable runId={runId} nodeId={nodeId} live={live && (result.status === "RUNNING" || result.status === "PENDING")} />
     </div>
   );

@@ -42,7 +42,13 @@ export function RunSummaryCard({ run }: { run: Run }) {
           ))}
         </dl>
       )}
-      {result?.ai && !result.estimate && <AiUsageFigures usage={result.ai} testId="run-ai-totals" label="AI, all nodes" />}
+      {result?.ai && !result.estimate && (
+        <AiUsageFigures
+          usage={result.ai}
+          testId="run-ai-totals"
+          label={run.sendOf && result.ai.calls === 0 ? "AI: the preview's answers, not asked again" : "AI, all nodes"}
+        />
+      )}
     </div>
   );
 }
