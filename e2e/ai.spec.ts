@@ -128,7 +128,8 @@ test("For each item: the estimate and sample answers before paying, AI progress,
   await page.getByTestId("run-node-ai_1").click();
   const items = page.getByTestId("ai-items");
   await expect(items.getByTestId("ai-item-row")).toHaveCount(12);
-  await expect(items.getByTestId("ai-item-row").nth(1)).toContainText("Grace");
+  // Each item beside its answer: the row of the upload it was asked for.
+  await expect(items.getByTestId("ai-item-row").nth(1)).toContainText(`grace-${tag}@example.com`);
   await expect(items.getByTestId("ai-item-greeting").nth(1)).toHaveText("Dear Grace, thank you for the 2 stars!");
   await expect(page.getByTestId("ai-node-progress-ai_1")).toHaveAttribute("data-done", "12");
   await shot("ai-run");
@@ -163,7 +164,7 @@ test("a live run shows its AI progress as the answers arrive, and a refused item
     },
   });
 
-  ai.delayMs(1500);
+  ai.delayMs(3000);
   ai.refuse((req) => prompt(req).includes("line for Grace "));
   try {
     const started = await page.request.post(`/api/workflows/${workflowId}/run`, { headers: { origin: origin(page) } });
@@ -188,11 +189,28 @@ test("a live run shows its AI progress as the answers arrive, and a refused item
     await expect(page.getByTestId("ai-item-error")).not.toBeEmpty();
     await shot("ai-run-skipped");
 
+    // The editor shows the same beside the canvas when the AI node is selected.
+    await page.goto(`/workflows/${workflowId}?run=${runId}`);
+    await page.getByTestId("node-greet").click();
+    const card = page.getByTestId("node-run-card");
+    await expect(card.getByTestId("ai-node-progress-greet")).toHaveAttribute("data-done", "11");
+    await expect(card.getByTestId("ai-item-card")).toHaveCount(12);
+    await expect(card.getByTestId("ai-item-card").nth(1)).toContainText(`grace-${tag}@example.com`);
+    await shot("ai-editor-run");
+    await page.goto(`/runs/${runId}`);
+    await page.getByTestId("run-node-greet").click();
+
+    // Dark mode (the system's choice): the figures and the table keep their contrast.
+    await page.emulateMedia({ colorScheme: "dark" });
+    await shot("ai-run-dark");
+    await page.emulateMedia({ colorScheme: "light" });
+
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByTestId("ai-items-all").click();
     // A phone reads the items as cards, the answer under each.
     await expect(page.getByTestId("ai-item-card")).toHaveCount(12);
     await expect(page.getByTestId("ai-item-card").nth(1)).toContainText("content_policy_violation");
+    await expect(page.getByTestId("ai-item-card").nth(1)).toContainText(`grace-${tag}@example.com`);
     await expect(page.getByTestId("ai-item-card").nth(2)).toContainText("Dear Alan, thank you for the 3 stars!");
     await page.getByTestId("ai-items").scrollIntoViewIfNeeded();
     await page.screenshot({ path: "e2e/screenshots/ai-run-phone-items.png" });

@@ -10,7 +10,7 @@ export function AiEstimateView({ estimate, sampleUsage }: { estimate: AiEstimate
   const approximate = nodes.some(([, n]) => !n.exact);
   return (
     <div className="space-y-4" data-testid="ai-estimate">
-      <div className="@container rounded-lg bg-fuchsia-50/60 p-3 ring-1 ring-fuchsia-100">
+      <div className="@container rounded-lg bg-fuchsia-100/40 p-3 ring-1 ring-fuchsia-100">
         <p className="flex flex-wrap items-center gap-2 text-sm font-medium text-slate-800">
           Before anything is paid: the model calls of a full run
           {approximate && (

@@ -24,7 +24,7 @@ export function AiUsageFigures({ usage, testId, label }: { usage: AiUsage; testI
       {label && <p className="mb-1.5 text-[11px] font-semibold uppercase tracking-wide text-slate-500">{label}</p>}
       <dl className="grid grid-cols-2 gap-2 @lg:grid-cols-4">
         {figures.map((f) => (
-          <div key={f.key} className="min-w-0 rounded-lg bg-fuchsia-50/60 px-3 py-2 ring-1 ring-fuchsia-100">
+          <div key={f.key} className="min-w-0 rounded-lg bg-fuchsia-100/40 px-3 py-2 ring-1 ring-fuchsia-100">
             <dt className="text-[11px] text-slate-600">{f.name}</dt>
             <dd className="truncate text-base font-semibold tabular-nums text-slate-900" data-testid={`${testId}-${f.key}`} title={f.value}>
               {f.value}
@@ -123,7 +123,7 @@ export function AiItemsTable({ runId, nodeId, live }: { runId: string; nodeId: s
     setOffset(0);
   };
   return (
-    <div className="space-y-2" data-testid="ai-items">
+    <div className="@container space-y-2" data-testid="ai-items">
       <div className="flex flex-wrap items-center gap-1.5" role="group" aria-label="Show items">
         <FilterChip active={status === undefined} onClick={() => pick(undefined)} testId="ai-items-all">
           All {counts ? formatCount(Object.values(counts).reduce((a, b) => a + b, 0)) : ""}
@@ -146,8 +146,8 @@ export function AiItemsTable({ runId, nodeId, live }: { runId: string; nodeId: s
         </p>
       ) : (
         <>
-        {/* A phone gets one card per item; the table from 640 px on. */}
-        <ul className="space-y-2 sm:hidden" data-testid="ai-items-cards">
+        {/* A narrow place (a phone, the editor's inspector) gets one card per item; the table from 42rem on. */}
+        <ul className="space-y-2 @2xl:hidden" data-testid="ai-items-cards">
           {items.map((item) => (
             <li key={item.index} className="rounded-lg bg-white p-3 ring-1 ring-slate-200" data-testid="ai-item-card" data-status={item.status}>
               <div className="flex items-start justify-between gap-2">
@@ -174,7 +174,7 @@ export function AiItemsTable({ runId, nodeId, live }: { runId: string; nodeId: s
             </li>
           ))}
         </ul>
-        <div className="hidden max-h-[32rem] overflow-auto rounded-lg ring-1 ring-slate-200 sm:block">
+        <div className="hidden max-h-[32rem] overflow-auto rounded-lg ring-1 ring-slate-200 @2xl:block">
           <table className="min-w-full text-sm" data-testid="ai-items-table">
             <thead className="sticky top-0 z-10 bg-slate-50 text-left text-xs font-medium text-slate-600">
               <tr>
@@ -276,13 +276,15 @@ export function describeElement(element: unknown): { text: string; title: string
 function useElements(runId: string, forEach: string | undefined, items: AiItem[]): Map<number, { text: string; title: string }> {
   const ref = loneRef(forEach);
   const first = items.length ? items[0].index : 0;
-  const span = items.length ? items[items.length - 1].index - first + 1 : 0;
+  // At least a page's worth, so a live page that grows by an item keeps its key (and its elements) while it polls.
+  const span = items.length ? Math.max(PAGE, items[items.length - 1].index - first + 1) : 0;
   const elements = useQuery({
     queryKey: ["runs", runId, "output", ref?.nodeId, ref?.field, first, span],
     queryFn: () => api.get<{ items: unknown[]; total: number }>(`/api/workflows/runs/${runId}/nodes/${ref!.nodeId}/output${qs({ field: ref!.field, offset: first, limit: span })}`),
     enabled: !!ref && span > 0 && span <= 1000,
     staleTime: Infinity,
     retry: false,
+    placeholderData: keepPreviousData,
   });
   const map = new Map<number, { text: string; title: string }>();
   (elements.data?.items ?? []).forEach((element, i) => map.set(first + i, describeElement(element)));
