@@ -1,9 +1,8 @@
 "use client";
 // An estimate run's answer: per AI node the items, the tokens (exact or approximate), the cost, and the sample answers
 // the model gave, so a person sees what the AI fields will look like and what they will cost before paying.
-import { formatUsd, type AiEstimate, type AiUsage } from "@/lib/client/ai";
+import { answerFields, formatUsd, type AiEstimate, type AiUsage } from "@/lib/client/ai";
 import { Badge, formatCount } from "@/components/ui";
-import { answerFields } from "./ai-items";
 
 export function AiEstimateView({ estimate, sampleUsage }: { estimate: AiEstimate; sampleUsage?: AiUsage }) {
   const nodes = Object.entries(estimate.nodes ?? {});

@@ -4,7 +4,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, qs } from "@/lib/client/api";
-import { AI_ITEM_STATUSES, fetchAiItems, formatUsd, loneRef, usageOf, type AiItem, type AiItemStatus, type AiUsage } from "@/lib/client/ai";
+import { AI_ITEM_STATUSES, fetchAiItems, formatUsd, answerFields, describeElement, loneRef, usageOf, type AiItem, type AiItemStatus, type AiUsage } from "@/lib/client/ai";
 import type { NodeResult } from "@/lib/client/types";
 import { Badge, Button, ErrorAlert, Spinner, cx, formatCount } from "@/components/ui";
 
@@ -37,14 +37,6 @@ export function AiUsageFigures({ usage, testId, label }: { usage: AiUsage; testI
       )}
     </div>
   );
-}
-
-/** An AI node with forEach (its output has `items` and `count`, or its running progress is `{ done, total }`). */
-export function isAiForEach(result: NodeResult | undefined): boolean {
-  if (!result || result.type !== "AI") return false;
-  if (result.progress && "done" in result.progress) return true;
-  const output = result.output;
-  return !!output && "count" in output && "failed" in output;
 }
 
 const STATUS_WORDS: Record<AiItemStatus, string> = { done: "Answered", failed: "Failed", skipped: "Left out", pending: "Waiting" };
@@ -253,23 +245,9 @@ function FilterChip({ active, onClick, testId, children }: { active: boolean; on
   );
 }
 
-/** The declared fields present in a page's answers, in first-seen order. */
-export function answerFields(items: Pick<AiItem, "output">[]): string[] {
-  const seen = new Set<string>();
-  for (const item of items) for (const key of Object.keys(item.output ?? {})) seen.add(key);
-  return [...seen];
-}
-
 function text(value: unknown): string {
   if (value === null || value === undefined) return "";
   return typeof value === "object" ? JSON.stringify(value) : String(value);
-}
-
-/** A list element in a few words: its first text values (an upload row's name, email…). */
-export function describeElement(element: unknown): { text: string; title: string } {
-  if (element === null || typeof element !== "object" || Array.isArray(element)) return { text: text(element), title: text(element) };
-  const values = Object.values(element as Record<string, unknown>).filter((v) => (typeof v === "string" && v.trim() !== "") || typeof v === "number");
-  return { text: values.slice(0, 2).map(String).join(" · "), title: JSON.stringify(element) };
 }
 
 /** The page's list elements, read from the node the forEach names (only a lone `{{node.field}}`, within one page). */

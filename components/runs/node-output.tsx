@@ -5,8 +5,8 @@ import { api, qs } from "@/lib/client/api";
 import type { NodeResult } from "@/lib/client/types";
 import { Button, ErrorAlert, Spinner } from "@/components/ui";
 import { DataTable, columnsOf } from "@/components/uploads/data-table";
-import { usageOf } from "@/lib/client/ai";
-import { AiNodeSection, AiUsageFigures, isAiForEach } from "./ai-items";
+import { isAiForEach, usageOf } from "@/lib/client/ai";
+import { AiNodeSection, AiUsageFigures } from "./ai-items";
 
 const PAGE = 50;
 

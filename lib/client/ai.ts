@@ -1,6 +1,7 @@
 "use client";
 // Client calls and shapes for AI for every item: the estimate run, the items of an AI node with forEach, usage.
 import { api, qs } from "./api";
+import type { NodeResult } from "./types";
 
 /** What model calls used: on every AI node's output and, summed, on the run's result. */
 export interface AiUsage {
@@ -84,4 +85,28 @@ export function loneRef(template: unknown): { nodeId: string; field: string } | 
   if (typeof template !== "string") return null;
   const match = /^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$/.exec(template);
   return match ? { nodeId: match[1], field: match[2] } : null;
+}
+
+/** The declared fields present in a page's answers, in first-seen order. */
+export function answerFields(items: { output: Record<string, unknown> | null }[]): string[] {
+  const seen = new Set<string>();
+  for (const item of items) for (const key of Object.keys(item.output ?? {})) seen.add(key);
+  return [...seen];
+}
+
+const shown = (value: unknown) => (value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value));
+
+/** A list element in a few words (its first two text or number values: an upload row's name and email), and in full. */
+export function describeElement(element: unknown): { text: string; title: string } {
+  if (element === null || typeof element !== "object" || Array.isArray(element)) return { text: shown(element), title: shown(element) };
+  const values = Object.values(element as Record<string, unknown>).filter((v) => (typeof v === "string" && v.trim() !== "") || typeof v === "number");
+  return { text: values.slice(0, 2).map(String).join(" · "), title: JSON.stringify(element) };
+}
+
+/** An AI node with forEach (its output has `items` and `count`, or its running progress is `{ done, total }`). */
+export function isAiForEach(result: NodeResult | undefined): boolean {
+  if (!result || result.type !== "AI") return false;
+  if (result.progress && "done" in result.progress) return true;
+  const output = result.output;
+  return !!output && "count" in output && "failed" in output;
 }
