@@ -71,7 +71,6 @@ test("For each item: the estimate and sample answers before paying, AI progress,
   await editor.field("ai-prompt").fill("");
   await editor.field("ai-prompt").pressSequentially("Write one warm line for {{item.na");
   await expect(page.getByTestId("template-suggestions")).toContainText("item.name");
-  await expect(page.getByTestId("template-suggestions")).not.toContainText("item.phone");
   await page.keyboard.press("Enter");
   await editor.field("ai-prompt").pressSequentially(" who rated us {{item.rating}}.");
   await expect(editor.field("ai-prompt")).toHaveValue("Write one warm line for {{item.name}} who rated us {{item.rating}}.");
@@ -221,4 +220,32 @@ test("a live run shows its AI progress as the answers arrive, and a refused item
     ai.refuse(null);
     ai.delayMs(0);
   }
+});
+
+test("the Preview dialog says why an estimate cannot be made, and offers nothing to pay", async ({ page, signedIn, shot }) => {
+  const tag = signedIn.email.split("@")[0];
+  const { uploadId } = await uploadCsv(page, "fans.csv", `name,email,rating\nAda,ada-${tag}@example.com,5\n`);
+  const { id: workflowId } = await apiPost<{ id: string }>(page, "/api/workflows", {
+    name: `No AI key ${tag}`,
+    graph: {
+      nodes: [
+        { id: "start", type: "TRIGGER", data: {}, position: { x: 0, y: 0 } },
+        { id: "src", type: "DATA_SOURCE", data: { uploadId }, position: { x: 0, y: 160 } },
+        { id: "greet", type: "AI", data: { forEach: "{{src.rows}}", prompt: "Greet {{item.name}}", output: [{ name: "greeting", type: "string" }] }, position: { x: 0, y: 320 } },
+        { id: "mail", type: "OUTPUT", data: { forEach: "{{greet.items}}", to: "{{item.email}}", subject: "Hi", body: "{{item.greeting}}" }, position: { x: 0, y: 480 } },
+      ],
+      edges: [
+        { source: "start", target: "src" },
+        { source: "src", target: "greet" },
+        { source: "greet", target: "mail" },
+      ],
+    },
+  });
+  await page.goto(`/workflows/${workflowId}`);
+  await page.getByTestId("preview").click();
+  const dialog = page.getByTestId("preview-dialog");
+  // This account has no AI provider: the estimate fails with the node's sentence, and nothing can be paid for.
+  await expect(dialog.getByTestId("estimate-error")).toContainText("AI provider key not configured", { timeout: 60_000 });
+  await expect(dialog.getByTestId("preview-continue")).toBeDisabled();
+  await shot("ai-estimate-error");
 });

@@ -5,6 +5,7 @@
 // A graph with AI nodes is estimated first, before anything is paid: an estimate run counts every prompt's tokens and
 // asks the model for a few sample items; the preview (which asks for every item) starts only when the person agrees.
 import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 import { Button, ErrorAlert, Spinner, formatCount } from "@/components/ui";
@@ -128,7 +129,14 @@ function PreviewDialog({ estimateRunId, runId, onPreview, startError, onClose }:
             </p>
           )}
           {estimating && estimateRun.run?.status === "FAILED" && (
-            <ErrorAlert error={new Error(estimateRun.run.error ?? "The estimate failed.")} testId="estimate-error" />
+            <>
+              <ErrorAlert error={new Error(estimateRun.run.error ?? "The estimate failed.")} testId="estimate-error" />
+              {/Settings/.test(estimateRun.run.error ?? "") && (
+                <Link href="/settings" className="text-sm font-medium text-brand-700 hover:underline" data-testid="estimate-settings">
+                  Open Settings →
+                </Link>
+              )}
+            </>
           )}
           {estimating && estimated && <AiEstimateView estimate={estimated} sampleUsage={estimateRun.run?.result?.ai} />}
           {estimating && estimateRun.run?.status === "SUCCESS" && !estimated && (
