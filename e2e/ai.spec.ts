@@ -104,6 +104,11 @@ test("For each item: the estimate and sample answers before paying, AI progress,
   await expect(dialog.getByTestId("estimate-sample")).toContainText("Dear Ada, thank you for the 1 stars!");
   expect(ai.requests.length - callsBefore).toBe(3);
   await shot("ai-estimate");
+  // On a phone the figures go two by two and the sample table scrolls inside the dialog.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect(dialog.getByTestId("preview-continue")).toBeInViewport();
+  await page.screenshot({ path: "e2e/screenshots/ai-estimate-phone.png" });
+  await page.setViewportSize({ width: 1440, height: 900 });
 
   // Agreeing asks for every item (slowly, so the progress shows), then renders the emails with their AI field.
   ai.delayMs(400);

@@ -188,10 +188,17 @@ function PreviewDialog({ estimateRunId, runId, onPreview, startError, onClose }:
             </>
           )}
         </div>
-        <div className="flex justify-end gap-2 border-t border-slate-200 px-5 py-3">
+        <div className="flex flex-wrap justify-end gap-2 border-t border-slate-200 px-5 py-3">
           <Button variant="secondary" size="sm" onClick={onClose}>Cancel</Button>
           {estimating ? (
-            <Button size="sm" onClick={() => void preview()} loading={previewing} disabled={estimateRun.run?.status !== "SUCCESS"} data-testid="preview-continue">
+            <Button
+              size="sm"
+              className="!h-auto min-h-8 py-1.5 !whitespace-normal text-left"
+              onClick={() => void preview()}
+              loading={previewing}
+              disabled={estimateRun.run?.status !== "SUCCESS"}
+              data-testid="preview-continue"
+            >
               {estimated ? `Ask the model for every item${estimated.costUsd === null ? "" : ` (≈ ${formatUsd(estimated.costUsd)})`} and preview` : "Preview the emails"}
             </Button>
           ) : (
