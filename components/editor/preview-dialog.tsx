@@ -164,6 +164,12 @@ function PreviewDialog({ estimateRunId, runId, onPreview, startError, onClose }:
                 <Count label="Suppressed" value={run.result?.suppressed ?? 0} testId="preview-suppressed" />
                 <Count label="Duplicates" value={run.result?.duplicates ?? 0} testId="preview-duplicates" />
               </dl>
+              {run.result?.ai && run.result.ai.calls > 0 && (
+                <p className="text-xs text-slate-600" data-testid="preview-ai">
+                  The model answered in {formatCount(run.result.ai.calls)} {run.result.ai.calls === 1 ? "call" : "calls"} ({formatCount(run.result.ai.inputTokens)} tokens in,{" "}
+                  {formatCount(run.result.ai.outputTokens)} out, {formatUsd(run.result.ai.costUsd)}); sending these emails asks it nothing again.
+                </p>
+              )}
               {email ? (
                 <div className="space-y-2" data-testid="preview-email">
                   <div className="flex items-center justify-between text-xs text-slate-500">
