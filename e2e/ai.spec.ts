@@ -74,6 +74,12 @@ test("For each item: the estimate and sample answers before paying, AI progress,
   await page.keyboard.press("Enter");
   await editor.field("ai-prompt").pressSequentially(" who rated us {{item.rating}}.");
   await expect(editor.field("ai-prompt")).toHaveValue("Write one warm line for {{item.name}} who rated us {{item.rating}}.");
+  // The system prompt offers the item's fields too.
+  await page.getByText("Model settings").click();
+  await editor.field("ai-system").pressSequentially("Write for {{item.ra");
+  await expect(page.getByTestId("template-suggestions")).toContainText("item.rating");
+  await page.keyboard.press("Escape");
+  await editor.field("ai-system").fill("");
   await editor.field("ai-output-name-0").fill("greeting");
   await editor.field("ai-onitemerror").selectOption("skip");
   await shot("ai-panel");

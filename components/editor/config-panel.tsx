@@ -90,7 +90,8 @@ function DefinitionForm({ definition, nodeId, config, graph, issues, columnsByUp
 
 /**
  * The AI node's "For each" is the Once / For each item choice, and "When an item fails" shows beside it (it means
- * nothing for one call). Undefined: the field is drawn as the definition says.
+ * nothing for one call); its system prompt offers template suggestions. Undefined: the field is drawn as the
+ * definition says.
  */
 function renderAiField(
   field: FormField,
@@ -100,6 +101,11 @@ function renderAiField(
 ) {
   const { config, definition } = props;
   if (field.name === "onItemError") return null;
+  // The system prompt is templated like the prompt ({{item.…}} with forEach): it gets the same suggestions.
+  if (field.name === "system") {
+    const templated: FormField = { ...field, kind: "template", multiline: true };
+    return <FormFieldView key={field.name} field={templated} definition={definition} config={config} issues={props.issues} onChange={props.onChange} suggestions={suggestions} columns={columns} />;
+  }
   if (field.name !== "forEach") return undefined;
   const itemError = definition.form.find((f) => f.name === "onItemError");
   return (
