@@ -88,6 +88,7 @@ export function RunHistory({ runs, activeRunId, onOpen }: { runs: RunSummary[]; 
               <span className="text-xs text-slate-500" data-testid="run-history-queue-position">#{r.queuePosition} in queue</span>
             )}
             {r.trigger && <span className="rounded bg-slate-100 px-1 text-[10px] text-slate-600" data-testid="run-trigger">{r.trigger}</span>}
+            {(r.mode === "preview" || r.mode === "estimate") && <span className="rounded bg-amber-50 px-1 text-[10px] text-amber-800">{r.mode}</span>}
           </button>
           <Link href={`/runs/${r.runId}`} className="text-xs font-medium text-brand-600 hover:text-brand-700">
             Details
