@@ -6,6 +6,7 @@ import type { Graph, NodeType } from "@/lib/client/types";
 import { nodeDefinition } from "@/lib/nodes/definitions";
 import { GENERIC_FIELD_KINDS, type CustomFieldKind, type FormField, type NodeDefinition } from "@/lib/nodes/node-definition";
 import { Button, Field, Input, cx, humanize } from "@/components/ui";
+import { AiForEachField, AiModeField } from "./ai-panel";
 import { CUSTOM_FIELDS } from "./custom-fields";
 import { FormFieldView, type Config, type Issue } from "./form-fields";
 import { ancestorsOf, templateSuggestions, upstreamColumns } from "./suggestions";
@@ -60,6 +61,10 @@ function DefinitionForm({ definition, nodeId, config, graph, issues, columnsByUp
     return upstreamColumns(graph.nodes.filter((n) => ancestors.has(n.id)), columnsByUpload);
   }, [graph, nodeId, columnsByUpload]);
   const render = (field: FormField) => {
+    if (definition.type === "AI") {
+      const ai = renderAiField(field, { definition, nodeId, config, graph, issues, columnsByUpload, onChange }, suggestions, columns);
+      if (ai !== undefined) return ai;
+    }
     if (!isGeneric(field)) {
       const Custom = CUSTOM_FIELDS[field.kind as CustomFieldKind];
       return <Custom key={field.name} nodeId={nodeId} config={config} issues={issues} onChange={onChange} />;
@@ -73,9 +78,42 @@ function DefinitionForm({ definition, nodeId, config, graph, issues, columnsByUp
       {sections.map((section) => (
         <details key={section} className="rounded-lg bg-slate-50 px-3 py-2">
           <summary className="cursor-pointer text-sm font-medium text-slate-700">{section}</summary>
-          <div className="mt-3 space-y-3">{definition.form.filter((f) => f.section === section).map(render)}</div>
+          <div className="mt-3 space-y-3">
+            {definition.form.filter((f) => f.section === section).map(render)}
+            {definition.type === "AI" && section === sections.at(-1) && <AiModeField config={config} issues={issues} onChange={onChange} />}
+          </div>
         </details>
       ))}
+    </div>
+  );
+}
+
+/**
+ * The AI node's "For each" is the Once / For each item choice, and "When an item fails" shows beside it (it means
+ * nothing for one call); its system prompt offers template suggestions. Undefined: the field is drawn as the
+ * definition says.
+ */
+function renderAiField(
+  field: FormField,
+  props: Pick<PanelProps, "nodeId" | "config" | "graph" | "issues" | "columnsByUpload" | "onChange"> & { definition: NodeDefinition },
+  suggestions: ReturnType<typeof templateSuggestions>,
+  columns: string[],
+) {
+  const { config, definition } = props;
+  if (field.name === "onItemError") return null;
+  // The system prompt is templated like the prompt ({{item.…}} with forEach): it gets the same suggestions.
+  if (field.name === "system") {
+    const templated: FormField = { ...field, kind: "template", multiline: true };
+    return <FormFieldView key={field.name} field={templated} definition={definition} config={config} issues={props.issues} onChange={props.onChange} suggestions={suggestions} columns={columns} />;
+  }
+  if (field.name !== "forEach") return undefined;
+  const itemError = definition.form.find((f) => f.name === "onItemError");
+  return (
+    <div key={field.name} className="space-y-3">
+      <AiForEachField {...props} suggestions={suggestions} />
+      {typeof config.forEach === "string" && config.forEach !== "" && itemError && (
+        <FormFieldView field={itemError} definition={definition} config={config} issues={props.issues} onChange={props.onChange} suggestions={suggestions} columns={columns} />
+      )}
     </div>
   );
 }

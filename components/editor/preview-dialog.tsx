@@ -2,19 +2,26 @@
 // "Preview" next to "Run": a preview run renders, dedupes and checks suppression for every email and
 // sends none; this dialog shows the first emails as the recipient would see them, the counts, and "Send N emails",
 // which sends exactly what was previewed and opens the run to watch its progress.
+// A graph with AI nodes is estimated first, before anything is paid: an estimate run counts every prompt's tokens and
+// asks the model for a few sample items; the preview (which asks for every item) starts only when the person agrees.
 import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 import { Button, ErrorAlert, Spinner, formatCount } from "@/components/ui";
 import { EmailBody } from "@/components/runs/recipients-table";
+import { AiEstimateView } from "@/components/runs/ai-estimate";
+import { SendProgress } from "@/components/runs/send-progress";
+import { formatUsd, startEstimate } from "@/lib/client/ai";
 import { fetchRunEmails, sendPreview, startPreview } from "@/lib/client/sending";
 import { isFinished, useRun } from "@/lib/client/use-run";
 
 // The first page of rendered emails (the list endpoint's largest page), stepped through one at a time.
 const SHOWN = 100;
 
-export function PreviewButton({ prepare, disabled }: { prepare: () => Promise<string | null>; disabled?: boolean }) {
-  const [runId, setRunId] = useState<string | null>(null);
+/** `estimateFirst`: the graph has AI nodes, so the dialog opens on their estimate and asks before paying for the rest. */
+export function PreviewButton({ prepare, disabled, estimateFirst }: { prepare: () => Promise<string | null>; disabled?: boolean; estimateFirst?: boolean }) {
+  const [runs, setRuns] = useState<{ workflowId: string; estimate: string | null; preview: string | null } | null>(null);
   const [starting, setStarting] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const start = async () => {
@@ -22,7 +29,8 @@ export function PreviewButton({ prepare, disabled }: { prepare: () => Promise<st
     setError(null);
     try {
       const workflowId = await prepare();
-      if (workflowId) setRunId((await startPreview(workflowId)).runId);
+      if (workflowId && estimateFirst) setRuns({ workflowId, estimate: (await startEstimate(workflowId)).runId, preview: null });
+      else if (workflowId) setRuns({ workflowId, estimate: null, preview: (await startPreview(workflowId)).runId });
     } catch (e) {
       setError(e);
     } finally {
@@ -34,14 +42,34 @@ export function PreviewButton({ prepare, disabled }: { prepare: () => Promise<st
       <Button variant="secondary" size="sm" onClick={() => void start()} loading={starting} disabled={disabled} title="Render every email without sending any" data-testid="preview">
         Preview
       </Button>
-      {(runId || error) && <PreviewDialog runId={runId} startError={error} onClose={() => (setRunId(null), setError(null))} />}
+      {(runs || error) && (
+        <PreviewDialog
+          estimateRunId={runs?.estimate ?? null}
+          runId={runs?.preview ?? null}
+          onPreview={async () => {
+            const preview = await startPreview(runs!.workflowId);
+            setRuns((r) => (r ? { ...r, preview: preview.runId } : r));
+          }}
+          startError={error}
+          onClose={() => (setRuns(null), setError(null))}
+        />
+      )}
     </>
   );
 }
 
-function PreviewDialog({ runId, startError, onClose }: { runId: string | null; startError: unknown; onClose: () => void }) {
+function PreviewDialog({ estimateRunId, runId, onPreview, startError, onClose }: {
+  estimateRunId: string | null;
+  runId: string | null;
+  onPreview: () => Promise<void>;
+  startError: unknown;
+  onClose: () => void;
+}) {
   const router = useRouter();
   const { run, error } = useRun(runId);
+  const estimateRun = useRun(estimateRunId);
+  const [previewing, setPreviewing] = useState(false);
+  const [previewError, setPreviewError] = useState<unknown>(null);
   const [shown, setShown] = useState(0);
   const [sending, setSending] = useState(false);
   const [sendError, setSendError] = useState<unknown>(null);
@@ -59,6 +87,20 @@ function PreviewDialog({ runId, startError, onClose }: { runId: string | null; s
     return () => document.removeEventListener("keydown", onKey);
   }, [onClose]);
   const email = emails.data?.items[shown];
+  const preview = async () => {
+    setPreviewing(true);
+    setPreviewError(null);
+    try {
+      await onPreview();
+    } catch (e) {
+      setPreviewError(e);
+    } finally {
+      setPreviewing(false);
+    }
+  };
+  const estimated = estimateRun.run?.status === "SUCCESS" ? estimateRun.run.result?.estimate : undefined;
+  const estimating = !!estimateRunId && !runId;
+  const aiRunning = run && !isFinished(run) ? Object.entries(run.nodes ?? {}).filter(([, n]) => n.type === "AI" && n.status === "RUNNING") : [];
   const send = async () => {
     setSending(true);
     setSendError(null);
@@ -72,18 +114,47 @@ function PreviewDialog({ runId, startError, onClose }: { runId: string | null; s
   };
   return (
     <div className="fixed inset-0 z-50 flex items-center justify-center bg-slate-900/40 p-4" role="dialog" aria-modal="true" aria-labelledby="preview-title" data-testid="preview-dialog">
-      <div className="flex max-h-[90vh] w-full max-w-2xl flex-col overflow-hidden rounded-xl bg-white shadow-xl">
+      <div className="flex max-h-[90vh] w-full max-w-3xl flex-col overflow-hidden rounded-xl bg-white shadow-xl">
         <div className="flex items-center justify-between border-b border-slate-200 px-5 py-3">
           <h2 id="preview-title" className="text-base font-semibold text-slate-900">Preview</h2>
           <Button variant="ghost" size="sm" onClick={onClose} data-testid="preview-close">Close</Button>
         </div>
         <div className="space-y-4 overflow-auto px-5 py-4">
           {startError ? <ErrorAlert error={startError} /> : null}
+          {estimateRun.error ? <ErrorAlert error={new Error(estimateRun.error)} /> : null}
           {error ? <ErrorAlert error={new Error(error)} /> : null}
-          {runId && !isFinished(run) && (
-            <p className="flex items-center gap-2 text-sm text-slate-600" data-testid="preview-pending">
-              <Spinner /> Rendering every email (nothing is sent)…
+          {estimating && estimateRunId && !isFinished(estimateRun.run) && (
+            <p className="flex items-center gap-2 text-sm text-slate-600" data-testid="estimate-pending">
+              <Spinner /> Counting the tokens of every prompt and asking the model for a few sample items (nothing is sent)…
             </p>
+          )}
+          {estimating && estimateRun.run?.status === "FAILED" && (
+            <>
+              <ErrorAlert error={new Error(estimateRun.run.error ?? "The estimate failed.")} testId="estimate-error" />
+              {/Settings/.test(estimateRun.run.error ?? "") && (
+                <Link href="/settings" className="text-sm font-medium text-brand-700 hover:underline" data-testid="estimate-settings">
+                  Open Settings →
+                </Link>
+              )}
+            </>
+          )}
+          {estimating && estimated && <AiEstimateView estimate={estimated} sampleUsage={estimateRun.run?.result?.ai} />}
+          {estimating && estimateRun.run?.status === "SUCCESS" && !estimated && (
+            <p className="text-sm text-slate-600">No AI node runs in this workflow: nothing to pay for.</p>
+          )}
+          {previewError ? <ErrorAlert error={previewError} testId="preview-start-error" /> : null}
+          {runId && !isFinished(run) && (
+            <div className="space-y-2" data-testid="preview-pending">
+              <p className="flex items-center gap-2 text-sm text-slate-600">
+                <Spinner /> {aiRunning.length ? "Asking the model for every item, then rendering every email (nothing is sent)…" : "Rendering every email (nothing is sent)…"}
+              </p>
+              {aiRunning.map(([id, n]) => (
+                <p key={id} className="flex flex-wrap items-center gap-2 text-xs text-slate-600">
+                  <span className="font-mono">{id}</span>
+                  <SendProgress nodeId={id} result={n} />
+                </p>
+              ))}
+            </div>
           )}
           {run?.status === "FAILED" && <ErrorAlert error={new Error(run.error ?? "The preview failed.")} testId="preview-error" />}
           {run?.status === "SUCCESS" && (
@@ -93,6 +164,12 @@ function PreviewDialog({ runId, startError, onClose }: { runId: string | null; s
                 <Count label="Suppressed" value={run.result?.suppressed ?? 0} testId="preview-suppressed" />
                 <Count label="Duplicates" value={run.result?.duplicates ?? 0} testId="preview-duplicates" />
               </dl>
+              {run.result?.ai && run.result.ai.calls > 0 && (
+                <p className="text-xs text-slate-600" data-testid="preview-ai">
+                  The model answered in {formatCount(run.result.ai.calls)} {run.result.ai.calls === 1 ? "call" : "calls"} ({formatCount(run.result.ai.inputTokens)} tokens in,{" "}
+                  {formatCount(run.result.ai.outputTokens)} out, {formatUsd(run.result.ai.costUsd)}); sending these emails asks it nothing again.
+                </p>
+              )}
               {email ? (
                 <div className="space-y-2" data-testid="preview-email">
                   <div className="flex items-center justify-between text-xs text-slate-500">
@@ -117,11 +194,24 @@ function PreviewDialog({ runId, startError, onClose }: { runId: string | null; s
             </>
           )}
         </div>
-        <div className="flex justify-end gap-2 border-t border-slate-200 px-5 py-3">
+        <div className="flex flex-wrap justify-end gap-2 border-t border-slate-200 px-5 py-3">
           <Button variant="secondary" size="sm" onClick={onClose}>Cancel</Button>
-          <Button size="sm" onClick={() => void send()} loading={sending} disabled={run?.status !== "SUCCESS" || planned === 0} data-testid="preview-send">
-            Send {formatCount(planned)} {planned === 1 ? "email" : "emails"}
-          </Button>
+          {estimating ? (
+            <Button
+              size="sm"
+              className="!h-auto min-h-8 py-1.5 !whitespace-normal text-left"
+              onClick={() => void preview()}
+              loading={previewing}
+              disabled={estimateRun.run?.status !== "SUCCESS"}
+              data-testid="preview-continue"
+            >
+              {estimated ? `Ask the model for every item${estimated.costUsd === null ? "" : ` (≈ ${formatUsd(estimated.costUsd)})`} and preview` : "Preview the emails"}
+            </Button>
+          ) : (
+            <Button size="sm" onClick={() => void send()} loading={sending} disabled={run?.status !== "SUCCESS" || planned === 0} data-testid="preview-send">
+              Send {formatCount(planned)} {planned === 1 ? "email" : "emails"}
+            </Button>
+          )}
         </div>
       </div>
     </div>

@@ -219,7 +219,7 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
         isNew={!workflowId}
         onSave={() => void doSave()}
         onRun={() => void doRun()}
-        preview={<PreviewButton prepare={async () => (dirty || !workflowId ? await doSave() : workflowId)} disabled={readOnly} />}
+        preview={<PreviewButton prepare={async () => (dirty || !workflowId ? await doSave() : workflowId)} disabled={readOnly} estimateFirst={structure.nodes.some((n) => n.type === "AI")} />}
       />
       {actionError ? <ErrorAlert error={actionError} testId="editor-error" className="mx-4 mt-2" /> : null}
       <div className="flex min-h-0 flex-1">

@@ -5,13 +5,40 @@ import { api, qs } from "@/lib/client/api";
 import type { NodeResult } from "@/lib/client/types";
 import { Button, ErrorAlert, Spinner } from "@/components/ui";
 import { DataTable, columnsOf } from "@/components/uploads/data-table";
+import { isAiForEach, usageOf } from "@/lib/client/ai";
+import { AiNodeSection, AiUsageFigures } from "./ai-items";
 
 const PAGE = 50;
 
-/** A node's output: arrays of objects as paged tables (through the output endpoint), the rest as JSON. */
+/**
+ * A node's output: arrays of objects as paged tables (through the output endpoint), the rest as JSON. An AI node adds
+ * what its calls used; one with forEach its progress and items table above.
+ */
 export function NodeOutput({ runId, nodeId, result }: { runId: string; nodeId: string; result: NodeResult }) {
+  if (isAiForEach(result)) {
+    const live = result.status === "RUNNING" || result.status === "PENDING";
+    return (
+      <div className="space-y-5">
+        <AiNodeSection runId={runId} nodeId={nodeId} result={result} live={live} />
+        {result.output && <OutputFields runId={runId} nodeId={nodeId} result={result} shownAbove={AI_SHOWN_ABOVE} />}
+      </div>
+    );
+  }
+  const usage = result.type === "AI" ? usageOf(result.output) : null;
+  return (
+    <div className="space-y-4">
+      {usage && <AiUsageFigures usage={usage} testId="ai-node-usage" label="This node's model call" />}
+      <OutputFields runId={runId} nodeId={nodeId} result={result} />
+    </div>
+  );
+}
+
+/** An AI node with forEach's counts and usage: the progress and figures above say them. */
+const AI_SHOWN_ABOVE = ["count", "failed", "usage"];
+
+function OutputFields({ runId, nodeId, result, shownAbove = [] }: { runId: string; nodeId: string; result: NodeResult; shownAbove?: string[] }) {
   const output = result.output ?? {};
-  const entries = Object.entries(output);
+  const entries = Object.entries(output).filter(([key]) => !shownAbove.includes(key));
   if (entries.length === 0) return <p className="text-sm text-slate-500">{result.status === "SUCCESS" ? "This node has no output fields." : "No output yet."}</p>;
   const arrays = entries.filter(([, v]) => Array.isArray(v));
   const scalars = Object.fromEntries(entries.filter(([, v]) => !Array.isArray(v)));

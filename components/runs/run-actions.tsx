@@ -81,7 +81,11 @@ export function RunOrigin({ run }: { run: Pick<RunSummary, "trigger" | "status" 
   return (
     <span className="inline-flex items-center gap-2 text-xs text-slate-500">
       <span data-testid="run-trigger">{TRIGGERS[run.trigger ?? "manual"] ?? run.trigger}</span>
-      {run.mode === "preview" && <span className="rounded bg-amber-50 px-1.5 py-0.5 text-amber-800 ring-1 ring-amber-200">preview</span>}
+      {(run.mode === "preview" || run.mode === "estimate") && (
+        <span className="rounded bg-amber-50 px-1.5 py-0.5 text-amber-800 ring-1 ring-amber-200" data-testid="run-mode">
+          {run.mode}
+        </span>
+      )}
       {run.status === "PENDING" && run.queuePosition !== undefined && (
         <span className="rounded bg-slate-100 px-1.5 py-0.5 text-slate-700" data-testid="run-queue-position">
           {run.queuePosition === 1 ? "next in queue" : `#${run.queuePosition} in queue`}

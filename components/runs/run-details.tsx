@@ -2,6 +2,8 @@
 import Link from "next/link";
 import type { Run, RunLog, RunSummary } from "@/lib/client/types";
 import { StatusBadge, cx, formatDuration, timeAgo } from "@/components/ui";
+import { AiEstimateView } from "./ai-estimate";
+import { AiUsageFigures } from "./ai-items";
 
 export function RunSummaryCard({ run }: { run: Run }) {
   const result = run.result;
@@ -26,7 +28,9 @@ export function RunSummaryCard({ run }: { run: Run }) {
           {run.error}
         </p>
       )}
-      {result && (
+      {result?.estimate ? (
+        <AiEstimateView estimate={result.estimate} sampleUsage={result.ai} />
+      ) : result && (
         <dl className="grid grid-cols-3 gap-2">
           {stats.map((s) => (
             <div key={s.label} className="rounded-lg bg-slate-50 px-3 py-2 ring-1 ring-slate-200">
@@ -37,6 +41,13 @@ export function RunSummaryCard({ run }: { run: Run }) {
             </div>
           ))}
         </dl>
+      )}
+      {result?.ai && !result.estimate && (
+        <AiUsageFigures
+          usage={result.ai}
+          testId="run-ai-totals"
+          label={run.sendOf && result.ai.calls === 0 ? "AI: the preview's answers, not asked again" : "AI, all nodes"}
+        />
       )}
     </div>
   );
@@ -77,6 +88,7 @@ export function RunHistory({ runs, activeRunId, onOpen }: { runs: RunSummary[]; 
               <span className="text-xs text-slate-500" data-testid="run-history-queue-position">#{r.queuePosition} in queue</span>
             )}
             {r.trigger && <span className="rounded bg-slate-100 px-1 text-[10px] text-slate-600" data-testid="run-trigger">{r.trigger}</span>}
+            {(r.mode === "preview" || r.mode === "estimate") && <span className="rounded bg-amber-50 px-1 text-[10px] text-amber-800">{r.mode}</span>}
           </button>
           <Link href={`/runs/${r.runId}`} className="text-xs font-medium text-brand-600 hover:text-brand-700">
             Details

@@ -55,12 +55,17 @@ export function RunPage({ runId }: { runId: string }) {
                 return (
                   <li key={id}>
                     <button onClick={() => setPicked(id)} className={cx("flex w-full items-center justify-between px-5 py-2.5 text-left", id === current ? "bg-brand-50" : "hover:bg-slate-50")} data-testid={`run-node-${id}`}>
-                      <span>
+                      <span className="min-w-0">
                         <span className="font-mono text-sm text-slate-900">{id}</span>
                         <span className="ml-2 text-xs text-slate-400">{n.type}</span>
+                        {/* Below the name, so a running node's bar and count never squeeze it. */}
+                        {n.progress && n.status === "RUNNING" && (
+                          <span className="mt-0.5 block text-xs text-slate-500">
+                            <SendProgress nodeId={id} result={n} />
+                          </span>
+                        )}
                       </span>
-                      <span className="flex items-center gap-2 text-xs text-slate-500">
-                        <SendProgress nodeId={id} result={n} />
+                      <span className="flex shrink-0 items-center gap-2 text-xs text-slate-500">
                         {formatDuration(n.startedAt, n.completedAt)}
                         <StatusBadge status={n.status} />
                       </span>

@@ -1,6 +1,6 @@
 "use client";
 // A running node's progress, for the run view and the canvas: an OUTPUT's `{ sent, total }`, an AI node with forEach's
-// `{ done, total }` (items answered or failed).
+// `{ done, total }` (items asked: answered or failed for good).
 import type { NodeResult } from "@/lib/client/types";
 import { formatCount } from "@/components/ui";
 
@@ -21,7 +21,7 @@ export function SendProgress({ nodeId, result }: { nodeId: string; result?: Node
         <span className="block h-full bg-brand-500 transition-all" style={{ width: `${percent}%` }} />
       </span>
       <span className="tabular-nums">
-        {formatCount(count)} / {formatCount(progress.total)} {ai ? "answered" : "sent"}
+        {formatCount(count)} / {formatCount(progress.total)} {ai ? "asked" : "sent"}
       </span>
     </span>
   );

@@ -4,6 +4,7 @@
 // Values from the definitions themselves: lib/graph/schema.ts would bring zod into the browser bundle.
 export { NODE_TYPES } from "@/lib/nodes/definitions";
 export { AI_OUTPUT_TYPES } from "@/lib/nodes/ai/definition";
+import type { AiEstimate, AiUsage } from "./ai";
 export type { AiOutputField, AiOutputType, GraphEdge, NodeType } from "@/lib/graph/schema";
 export type { GraphDraft as Graph, GraphNodeDraft as GraphNode } from "@/lib/graph/schema";
 export type { NodeStatus, RunStatus } from "@/lib/schemas/runs";
@@ -33,8 +34,11 @@ export type ValidationResult = z.infer<typeof workflows.graphValidationSchema>;
 
 export type NodeResult = Omit<z.infer<typeof runs.nodeResultSchema>, "type"> & { type: NodeType };
 export type RunLog = z.infer<typeof runs.runLogSchema>;
+type RunResponse = z.infer<typeof runs.runResponse>;
+/** The API documents an estimate's figures as an open object; the UI reads their shape (lib/client/ai.ts). */
+type RunResultView = Omit<NonNullable<RunResponse["result"]>, "estimate" | "ai"> & { estimate?: AiEstimate; ai?: AiUsage };
 /** GET …/runs/:runId as the UI asks for it (nodes as a map). */
-export type Run = Omit<z.infer<typeof runs.runResponse>, "nodes"> & { nodes: Record<string, NodeResult> };
+export type Run = Omit<RunResponse, "nodes" | "result"> & { nodes: Record<string, NodeResult>; result?: RunResultView | null };
 export type RunSummary = z.infer<typeof runs.runSummary>;
 /** An item of GET /api/runs (every workflow of the account). */
 export type AccountRunItem = z.infer<typeof runs.accountRunListResponse>["items"][number];

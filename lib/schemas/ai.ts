@@ -25,6 +25,7 @@ export const aiItemsResponse = z.object({
   items: z.array(aiItemRecord),
   total: z.number().int(),
   counts: z.record(aiItemStatus, z.number().int()),
+  forEach: z.string().describe("The node's forEach in the run's snapshot: the list whose elements the items are"),
 });
 
 export const aiOperations: OperationSpec[] = [

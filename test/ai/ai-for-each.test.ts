@@ -8,6 +8,9 @@ import { fakeResendForRuns, enqueue, getRun, insertUpload, insertWorkflow, runTo
 import { prompt, startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
 import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { accountWithAi, aiItems, cancel, itemOf, peopleRows, perRowGraph, retry } from "./helpers";
+import { POST as sendHandler } from "@/app/api/workflows/runs/[runId]/send/route";
+import { POST as enqueueHandler } from "@/app/api/workflows/[workflowId]/run/route";
+import { call } from "@/test/support/http";
 
 const mail = fakeResendForRuns();
 let ai: FakeOpenAI;
@@ -77,6 +80,8 @@ describe("AI forEach", () => {
     expect(page.status).toBe(200);
     expect(page.body.counts).toEqual({ pending: 0, done: 3, failed: 1, skipped: 0 });
     expect(page.body.total).toBe(4);
+    // The list the items are elements of, so a view can show each element beside its answer.
+    expect(page.body.forEach).toBe("{{src.rows}}");
     expect(page.body.items[0]).toEqual({ index: 0, status: "done", output: { greeting: "Hi P0" }, error: null, inputTokens: 10, outputTokens: 10, reused: false });
     const failed = await aiItems(token, run.runId, "ai", "?status=failed&limit=1");
     expect(failed.body.items).toEqual([expect.objectContaining({ index: 1, status: "failed", error: expect.stringMatching(/^Item 1: .*HTTP 400/) })]);
@@ -85,6 +90,25 @@ describe("AI forEach", () => {
     expect((await aiItems(token, run.runId, "ai", "?limit=1001")).status).toBe(422);
     const stranger = await accountWithAi(ai.url);
     expect((await aiItems(stranger.token, run.runId, "ai")).status).toBe(404);
+  });
+
+  it("the send of a preview lists the preview's items for the AI node it copied, asking the model nothing", async () => {
+    const { id, token } = await accountWithAi(ai.url);
+    const uploadId = await insertUpload(id, ["name", "email"], peopleRows(3));
+    const workflowId = await insertWorkflow(id, perRowGraph(uploadId));
+    const previewed = await call(enqueueHandler, { method: "POST", path: `/api/workflows/${workflowId}/run`, token, params: { workflowId }, json: { mode: "preview" } });
+    expect(previewed.status).toBe(202);
+    await executor.idle();
+    const asked = ai.requests.length;
+    const sent = await call(sendHandler, { method: "POST", path: `/api/workflows/runs/${previewed.body.runId}/send`, token, params: { runId: previewed.body.runId } });
+    expect(sent.status).toBe(202);
+    await executor.idle();
+    expect((await getRun(token, sent.body.runId)).body.status).toBe("SUCCESS");
+    expect(ai.requests.length).toBe(asked);
+    const page = await aiItems(token, sent.body.runId, "ai");
+    expect(page.status).toBe(200);
+    expect(page.body.counts).toEqual({ pending: 0, done: 3, failed: 0, skipped: 0 });
+    expect(page.body.items.map((i: { output: unknown }) => i.output)).toEqual([{ greeting: "Hi P0" }, { greeting: "Hi P1" }, { greeting: "Hi P2" }]);
   });
 
   it("onItemError fail: the node fails naming the item; a retry asks only the unfinished items", async () => {

@@ -17,7 +17,8 @@ type ItemRow = {
 };
 
 /**
- * The items of one AI node with forEach of a run, from the answer ledger of the run's retry chain: a page by item index
+ * The items of one AI node with forEach of a run, from the answer ledger of the run's retry chain (of the sent preview's,
+ * for a node the send copied from it): a page by item index
  * (optionally of one status) and the count of every status. 404 for a node that is not an AI node with forEach of the
  * run (or another account's run); 410 once retention removed the run's outputs.
  */
@@ -28,14 +29,20 @@ export async function listAiItems(
   query: { status?: AiItemStatus; offset: number; limit: number },
 ) {
   const db = await getDb();
-  const [run] = await execRows<{ ledger_run_id: string; is_ai: boolean; outputs_expired_at: string | Date | null }>(
+  const [run] = await execRows<{ ledger_run_id: string; for_each: string | null; outputs_expired_at: string | Date | null }>(
     db,
-    sql`select coalesce(r.chain_root_id, r.id) as ledger_run_id, r.outputs_expired_at,
-          exists (select 1 from jsonb_array_elements(r.graph->'nodes') as n
-                  where n->>'id' = ${nodeId} and n->>'type' = 'AI' and coalesce(n->'data'->>'forEach', '') <> '') as is_ai
-        from runs r where r.id = ${runId} and r.account_id = ${accountId}`,
+    // A node copied from the run this one sends (or resends) has its items in that run's ledger.
+    sql`select case when nr.reused and src.id is not null then coalesce(src.chain_root_id, src.id)
+                else coalesce(r.chain_root_id, r.id) end as ledger_run_id,
+          r.outputs_expired_at,
+          (select n->'data'->>'forEach' from jsonb_array_elements(r.graph->'nodes') as n
+           where n->>'id' = ${nodeId} and n->>'type' = 'AI' and coalesce(n->'data'->>'forEach', '') <> '' limit 1) as for_each
+        from runs r
+        left join runs src on src.id = coalesce(r.send_of, r.resend_of) and src.account_id = r.account_id
+        left join node_results nr on nr.run_id = r.id and nr.node_id = ${nodeId}
+        where r.id = ${runId} and r.account_id = ${accountId}`,
   );
-  if (!run || !run.is_ai) throw notFound("AI node with forEach of this run");
+  if (!run || !run.for_each) throw notFound("AI node with forEach of this run");
   if (run.outputs_expired_at) throw new AppError("output_expired", "The item records of this run were deleted after RUN_OUTPUT_RETENTION_DAYS; the run's counts remain.");
   const ledger = run.ledger_run_id;
   const [countRows, rows] = await Promise.all([
@@ -66,5 +73,7 @@ export async function listAiItems(
     })),
     total,
     counts,
+    // The list the items are elements of (the run's snapshot), so a view can show each element beside its answer.
+    forEach: run.for_each,
   };
 }
