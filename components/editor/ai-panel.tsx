@@ -1,6 +1,6 @@
 "use client";
 // The AI node's own controls beside its definition's form: "Once" or "For each item of …" (the list picker), the
-// fields the items have (what {{item.…}} may name), and the mode (now, paced; or the provider's batch API).
+// fields the items have (what {{item.…}} may name).
 import { useMemo, useState } from "react";
 import type { Graph } from "@/lib/client/types";
 import { Field, Select, cx } from "@/components/ui";
@@ -108,33 +108,5 @@ export function AiForEachField({ nodeId, config, graph, issues, columnsByUpload,
         </>
       )}
     </div>
-  );
-}
-
-/**
- * "sync" (paced to the provider's limits) or "batch" (the provider's batch API: OpenAI and Anthropic, for each item
- * only). The save says when the account's provider has no batch API.
- */
-export function AiModeField({ config, issues, onChange }: { config: Config; issues: Issue[]; onChange: (config: Config) => void }) {
-  const mode = config.mode === "batch" ? "batch" : "sync";
-  return (
-    <Field
-      label="Mode"
-      error={issueFor(issues, "mode")}
-      hint={
-        mode === "batch"
-          ? "The items go to your provider's batch API (OpenAI, Anthropic) at half price; answers arrive within 24 h while the node runs."
-          : "Each call is paced to your provider's limits as the items are asked."
-      }
-    >
-      {(id) => (
-        <Select id={id} value={mode} data-testid="ai-mode" onChange={(e) => onChange(patch(config, "mode", e.target.value === "sync" ? "" : e.target.value))}>
-          <option value="sync">Now, paced to your limits</option>
-          <option value="batch" disabled={!config.forEach}>
-            Provider batch (half price, within 24 h){config.forEach ? "" : " — for each item only"}
-          </option>
-        </Select>
-      )}
-    </Field>
   );
 }

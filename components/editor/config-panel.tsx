@@ -6,7 +6,7 @@ import type { Graph, NodeType } from "@/lib/client/types";
 import { nodeDefinition } from "@/lib/nodes/definitions";
 import { GENERIC_FIELD_KINDS, type CustomFieldKind, type FormField, type NodeDefinition } from "@/lib/nodes/node-definition";
 import { Button, Field, Input, cx, humanize } from "@/components/ui";
-import { AiForEachField, AiModeField } from "./ai-panel";
+import { AiForEachField } from "./ai-panel";
 import { CUSTOM_FIELDS } from "./custom-fields";
 import { FormFieldView, type Config, type Issue } from "./form-fields";
 import { ancestorsOf, templateSuggestions, upstreamColumns } from "./suggestions";
@@ -80,7 +80,6 @@ function DefinitionForm({ definition, nodeId, config, graph, issues, columnsByUp
           <summary className="cursor-pointer text-sm font-medium text-slate-700">{section}</summary>
           <div className="mt-3 space-y-3">
             {definition.form.filter((f) => f.section === section).map(render)}
-            {definition.type === "AI" && section === sections.at(-1) && <AiModeField config={config} issues={issues} onChange={onChange} />}
           </div>
         </details>
       ))}

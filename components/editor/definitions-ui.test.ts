@@ -59,7 +59,10 @@ describe("config panel", () => {
         }),
       );
       expect(html, d.type).toContain(d.description);
-      for (const field of d.form.filter((f) => (GENERIC_FIELD_KINDS as readonly string[]).includes(f.kind))) {
+      // The AI node's "For each" is drawn as the Once / For each item choice, and "When an item fails" only beside a list.
+      const drawnByPanel = (name: string) => d.type === "AI" && (name === "forEach" || name === "onItemError");
+      if (d.type === "AI") expect(html).toContain('data-testid="ai-calls-each"');
+      for (const field of d.form.filter((f) => (GENERIC_FIELD_KINDS as readonly string[]).includes(f.kind) && !drawnByPanel(f.name))) {
         expect(html, `${d.type}.${field.name}`).toContain(`>${field.label}</label>`);
         expect(html, `${d.type}.${field.name}`).toContain(`data-testid="${d.idPrefix}-${field.name.toLowerCase()}"`);
         if (field.placeholder) expect(html).toContain(`placeholder="${escape(field.placeholder)}"`);
