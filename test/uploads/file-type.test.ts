@@ -39,7 +39,7 @@ async function multipart(filename: string, type: string, content = CSV) {
 
 describe("multipart uploads", () => {
   it.each([
-    ["notes.txt", "text/plain", /"notes\.txt" is not a CSV file \(its name ends in \.txt\)/],
+    ["notes.txt", "text/plain", /"notes\.txt" is not a CSV file \(its name ends in "\.txt"\)/],
     ["people.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", /"people\.xlsx" is not a CSV file/],
     ["rows.json", "application/json", /"rows\.json" is not a CSV file/],
     ["data.txt", "text/csv", /"data\.txt" is not a CSV file/],

@@ -23,6 +23,7 @@ export function assertCsvFile(filename: string, mimeType: string | undefined): v
   if (extension === "csv") return;
   if (extension === "" && (CSV_TYPES.has(type) || UNKNOWN_TYPES.has(type))) return;
   const shown = name ? `"${Array.from(name).slice(0, 120).join("")}"` : "The file";
-  const why = extension ? `its name ends in .${Array.from(extension).slice(0, 20).join("")}` : `it was sent as ${type}`;
-  throw new AppError("unsupported_media_type", `${shown} is not a CSV file (${why}): upload a .csv file, such as a spreadsheet saved or exported as CSV.`);
+  // The extension in quotes: a message shown to people must not read "ends in .txt" as the end of a sentence.
+  const why = extension ? `its name ends in ".${Array.from(extension).slice(0, 20).join("")}"` : `it was sent as ${type}`;
+  throw new AppError("unsupported_media_type", `${shown} is not a CSV file (${why}): upload a file whose name ends in ".csv", such as a spreadsheet saved or exported as CSV.`);
 }
