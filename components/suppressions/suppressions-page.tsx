@@ -90,7 +90,7 @@ export function SuppressionsPage() {
           >
             <Textarea rows={6} value={pasted} onChange={(e) => setPasted(e.target.value)} placeholder={"ann@example.com\nbob@example.com"} aria-label="Addresses to suppress" data-testid="suppressions-paste" />
             {problems.length > 0 && (
-              <div role="alert" className="rounded-lg bg-red-50 p-3 text-sm text-red-800 ring-1 ring-red-200 dark:bg-red-950/40 dark:text-red-200 dark:ring-red-900" data-testid="suppressions-problems">
+              <div role="alert" className="rounded-lg bg-red-50 p-3 text-sm text-red-800 ring-1 ring-red-200" data-testid="suppressions-problems">
                 <p className="font-medium">
                   {problems.length === 1 ? "One line is not an email address" : `${problems.length} pieces are not email addresses`}: fix or remove {problems.length === 1 ? "it" : "them"} to add the list.
                 </p>
