@@ -38,9 +38,17 @@ export function localValidation(graph: Graph): ValidationResult {
  * `current`: all of them when it is the same graph; else those about a node whose data did not change since.
  */
 export function serverOnlyIssues(server: ValidationResult, checked: Graph, current: Graph): Issue[] {
+  return stillApplying(databaseIssues(server, checked), checked, current);
+}
+
+/** The server's findings about `checked` that the browser's own validation of it does not make. */
+function databaseIssues(server: ValidationResult, checked: Graph): Issue[] {
   const known = new Set(localValidation(checked).errors.map(signature));
-  const extra = server.errors.filter((e) => !known.has(signature(e)));
-  if (structureKey(checked) === structureKey(current)) return extra;
+  return server.errors.filter((e) => !known.has(signature(e)));
+}
+
+function stillApplying(extra: Issue[], checked: Graph, current: Graph): Issue[] {
+  if (extra.length === 0 || structureKey(checked) === structureKey(current)) return extra;
   const dataOf = (graph: Graph, id: string) => {
     const node = graph.nodes.find((n) => n.id === id);
     return node ? JSON.stringify([node.type, node.data]) : undefined;
@@ -74,10 +82,12 @@ export function useValidation(graph: Graph): { result: ValidationResult | null; 
   }, [key]);
 
   const pending = server.key !== key;
+  // Worked out once per server answer; each edit only re-checks which of them still apply.
+  const database = useMemo(() => (server.result && server.graph ? databaseIssues(server.result, server.graph) : []), [server]);
   const result = useMemo<ValidationResult>(() => {
-    const extra = server.result && server.graph ? serverOnlyIssues(server.result, server.graph, graph) : [];
+    const extra = server.graph ? stillApplying(database, server.graph, graph) : [];
     const errors = [...local.errors, ...extra];
     return { valid: errors.length === 0, errors };
-  }, [local, server, graph]);
+  }, [local, database, server.graph, graph]);
   return { result, error: pending ? null : server.error, pending };
 }
