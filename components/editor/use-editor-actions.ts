@@ -35,7 +35,12 @@ export function useEditorActions({ workflow, isDraft, editor, name, deferredGrap
   const [saved, setSaved] = useState(() => (isDraft ? "" : snapshot(workflow?.name ?? "Untitled workflow", editor.graph)));
   const [workflowId, setWorkflowId] = useState(workflow?.id ?? null);
   const [savedVersion, setSavedVersion] = useState(workflow?.version ?? 0);
-  const [savedStructure, setSavedStructure] = useState(() => (workflow ? structureKey(workflow.graph) : null));
+  // The saved graph as the editor draws it (through the mapper, like `structure`), also when a draft was restored.
+  const [savedStructure, setSavedStructure] = useState(() => {
+    if (!workflow) return null;
+    const doc = graphToFlow(workflow.graph);
+    return structureKey(flowToGraph(doc.nodes, doc.edges));
+  });
   // Why the last save or run was refused while the work stays here (and in this browser): the graph's problems.
   const [draftNotice, setDraftNotice] = useState<{ action: "save" | "run"; problems: string[] } | null>(null);
   const save = useSaveWorkflow();

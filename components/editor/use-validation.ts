@@ -8,7 +8,6 @@ import { useEffect, useMemo, useState } from "react";
 import { errorMessage } from "@/lib/client/api";
 import { validateGraph as validateOnServer } from "@/lib/client/hooks";
 import type { Graph, ValidationResult } from "@/lib/client/types";
-import { validateGraph } from "@/lib/graph/validate";
 
 const DEBOUNCE_MS = 500;
 
@@ -25,25 +24,36 @@ export function useGraphStructure(graph: Graph): Graph {
 }
 
 type Issue = ValidationResult["errors"][number];
+type Validate = (graph: Graph) => ValidationResult;
 const signature = (e: Issue) => `${e.code}\u0000${e.path}\u0000${e.message}`;
 
-/** The graph's own rules, in the browser: the same function the server runs first. */
-export function localValidation(graph: Graph): ValidationResult {
-  const { valid, errors } = validateGraph(graph);
-  return { valid, errors };
+// The validator (with zod and the node schemas, ~100 KB gzip) is loaded after the editor shows, not with it: the
+// editor's first load stays within its JavaScript budget. Until it arrives (a moment), the server's answers stand in.
+let validator: Validate | null = null;
+let loading: Promise<Validate> | null = null;
+function loadValidator(): Promise<Validate> {
+  loading ??= import("@/lib/graph/validate").then((m) => {
+    validator = (graph) => {
+      const { valid, errors } = m.validateGraph(graph);
+      return { valid, errors };
+    };
+    return validator;
+  });
+  return loading;
 }
 
 /**
  * The server's findings the browser cannot make (they need the database), from a check of `checked`, as they apply to
  * `current`: all of them when it is the same graph; else those about a node whose data did not change since.
+ * `validate`: the browser's validator (without it every finding counts as the server's).
  */
-export function serverOnlyIssues(server: ValidationResult, checked: Graph, current: Graph): Issue[] {
-  return stillApplying(databaseIssues(server, checked), checked, current);
+export function serverOnlyIssues(server: ValidationResult, checked: Graph, current: Graph, validate: Validate | null): Issue[] {
+  return stillApplying(databaseIssues(server, checked, validate), checked, current);
 }
 
-/** The server's findings about `checked` that the browser's own validation of it does not make. */
-function databaseIssues(server: ValidationResult, checked: Graph): Issue[] {
-  const known = new Set(localValidation(checked).errors.map(signature));
+function databaseIssues(server: ValidationResult, checked: Graph, validate: Validate | null): Issue[] {
+  if (!validate) return server.errors;
+  const known = new Set(validate(checked).errors.map(signature));
   return server.errors.filter((e) => !known.has(signature(e)));
 }
 
@@ -58,7 +68,16 @@ function stillApplying(extra: Issue[], checked: Graph, current: Graph): Issue[] 
 
 export function useValidation(graph: Graph): { result: ValidationResult | null; error: string | null; pending: boolean } {
   const key = useMemo(() => structureKey(graph), [graph]);
-  const local = useMemo(() => localValidation(graph), [graph]);
+  const [validate, setValidate] = useState<Validate | null>(() => validator);
+  useEffect(() => {
+    if (validate) return;
+    let cancelled = false;
+    void loadValidator().then((v) => !cancelled && setValidate(() => v));
+    return () => {
+      cancelled = true;
+    };
+  }, [validate]);
+  const local = useMemo(() => (validate ? validate(graph) : null), [validate, graph]);
   const [server, setServer] = useState<{ key: string; graph: Graph | null; result: ValidationResult | null; error: string | null }>({
     key: "",
     graph: null,
@@ -83,11 +102,12 @@ export function useValidation(graph: Graph): { result: ValidationResult | null; 
 
   const pending = server.key !== key;
   // Worked out once per server answer; each edit only re-checks which of them still apply.
-  const database = useMemo(() => (server.result && server.graph ? databaseIssues(server.result, server.graph) : []), [server]);
-  const result = useMemo<ValidationResult>(() => {
+  const database = useMemo(() => (server.result && server.graph ? databaseIssues(server.result, server.graph, validate) : []), [server, validate]);
+  const result = useMemo<ValidationResult | null>(() => {
+    if (!local && !server.result) return null;
     const extra = server.graph ? stillApplying(database, server.graph, graph) : [];
-    const errors = [...local.errors, ...extra];
+    const errors = [...(local?.errors ?? []), ...extra];
     return { valid: errors.length === 0, errors };
-  }, [local, database, server.graph, graph]);
+  }, [local, database, server.graph, server.result, graph]);
   return { result, error: pending ? null : server.error, pending };
 }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { Graph } from "@/lib/client/types";
-import { localValidation, serverOnlyIssues } from "./use-validation";
+import { validateGraph } from "@/lib/graph/validate";
+import { serverOnlyIssues } from "./use-validation";
+
+const localValidation = (graph: Graph) => {
+  const { valid, errors } = validateGraph(graph);
+  return { valid, errors };
+};
 
 const graph = (subject: string, uploadId = "upl_1"): Graph => ({
   nodes: [
@@ -26,10 +32,10 @@ describe("validation messages never go stale", () => {
   it("keeps the server's database findings only while the node they are about is unchanged", () => {
     const checked = graph("Thanks {{item.nmae}}");
     const server = { valid: false, errors: [...localValidation(checked).errors, unknownUpload, unknownColumn] };
-    expect(serverOnlyIssues(server, checked, checked)).toEqual([unknownUpload, unknownColumn]);
+    expect(serverOnlyIssues(server, checked, checked, localValidation)).toEqual([unknownUpload, unknownColumn]);
     // The subject was fixed after the check was sent: its column problem goes at once, the upload's stays.
-    expect(serverOnlyIssues(server, checked, graph("Thanks {{item.name}}"))).toEqual([unknownUpload]);
+    expect(serverOnlyIssues(server, checked, graph("Thanks {{item.name}}"), localValidation)).toEqual([unknownUpload]);
     // Another upload chosen: nothing said about the old one applies.
-    expect(serverOnlyIssues(server, checked, graph("Thanks {{item.nmae}}", "upl_2"))).toEqual([unknownColumn]);
+    expect(serverOnlyIssues(server, checked, graph("Thanks {{item.nmae}}", "upl_2"), localValidation)).toEqual([unknownColumn]);
   });
 });
