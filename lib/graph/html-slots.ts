@@ -48,15 +48,15 @@ const SAFE_SCHEMES = new Set(["http", "https", "mailto", "tel"]);
 
 type State = "text" | "tagName" | "endTag" | "inTag" | "attrName" | "afterAttrName" | "beforeValue" | "dq" | "sq" | "unquoted" | "comment" | "raw";
 
-const cache = new Map<TemplatePart[], HtmlPart[]>();
-const CACHE_LIMIT = 200;
+// Keyed by the parsed template (parseTemplate shares one per text): a body is read once, not once per email, and
+// nothing is kept after its parse is dropped.
+const cache = new WeakMap<TemplatePart[], HtmlPart[]>();
 
 /** The parts of a parsed template with each value's place in the HTML worked out (cached per parsed template). */
 export function htmlParts(parts: TemplatePart[]): HtmlPart[] {
   const cached = cache.get(parts);
   if (cached) return cached;
   const result = compile(parts);
-  if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(parts, result);
   return result;
 }
