@@ -7,6 +7,10 @@ import { defineConfig } from "@playwright/test";
 // starts the production build (`next build` first) on port 3300 with a fresh data directory.
 const externalBaseUrl = process.env.PW_BASE_URL;
 const port = Number(process.env.PW_PORT ?? 3300);
+// PW_HOST=127.0.0.1 runs the whole suite at the loopback address while APP_URL stays http://localhost:PORT, as for
+// someone who types 127.0.0.1 (cookies and the same-origin check must hold there too); e2e/loopback.spec.ts checks
+// both addresses in every run.
+const host = process.env.PW_HOST ?? "localhost";
 
 export default defineConfig({
   testDir: "./e2e",
@@ -20,7 +24,7 @@ export default defineConfig({
   expect: { timeout: 20_000 },
   reporter: process.env.CI ? [["list"], ["html", { open: "never" }]] : "list",
   use: {
-    baseURL: externalBaseUrl ?? `http://localhost:${port}`,
+    baseURL: externalBaseUrl ?? `http://${host}:${port}`,
     viewport: { width: 1440, height: 900 },
     trace: "retain-on-failure",
     screenshot: "only-on-failure",

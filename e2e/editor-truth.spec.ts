@@ -85,11 +85,12 @@ test("save-time checks: an unknown item column names the columns there are; forE
 
   await editor.select("mail");
   await editor.field("output-subject").fill("Thanks {{item.nmae}}");
-  await expect(page.getByTestId("config-panel")).toContainText('people.csv has no column "nmae". Available columns: name, email, rating');
+  await expect(page.getByTestId("config-panel")).toContainText('people.csv has no column "nmae". Did you mean "name"? Available columns: name, email, rating');
   await expect(editor.node("mail")).toHaveAttribute("data-invalid", "true");
+  // Saving a graph with a problem keeps it as a draft in the browser and says why the server did not store it.
   await page.getByTestId("save").click();
-  await expect(page.getByTestId("editor-error")).toContainText("no column");
-  await expect(page.getByTestId("editor-error")).not.toContainText("see `errors`");
+  await expect(page.getByTestId("draft-notice")).toContainText("no column");
+  await expect(page.getByTestId("draft-notice")).not.toContainText("see `errors`");
 
   await editor.field("output-subject").fill("Thanks {{item.name}}");
   await editor.field("output-foreach").fill("{{start}}");

@@ -7,7 +7,8 @@ test("Tidy up refits the view, and a long run error is capped with Show more", a
   await page.goto("/workflows");
   const { uploadId } = await uploadCsv(page, "people.csv", people(tag));
   const unknown = "a_column_name_that_is_not_in_this_file_at_all_and_is_long_enough_to_make_a_long_error_message";
-  const graph = thanksGraph(uploadId, { expr: `${unknown} >= 4` });
+  // A column's value read as if it had fields: valid at save time (rating is a column), an error per row at run time.
+  const graph = thanksGraph(uploadId, { expr: `rating.${unknown} >= 4` });
   graph.nodes[3].position = { x: 4000, y: 3000 }; // far away: the first view is zoomed far out
   const workflow = await apiPost<{ id: string }>(page, "/api/workflows", { name: "Polish", graph });
   const run = await apiPost<{ runId: string }>(page, `/api/workflows/${workflow.id}/run`, undefined, 202);

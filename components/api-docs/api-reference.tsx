@@ -75,7 +75,8 @@ export function ApiReference() {
       {isPending ? (
         <PageSpinner />
       ) : (
-        <div className="grid gap-8 lg:grid-cols-[12rem_minmax(0,1fr)]">
+        // minmax(0, …) on phones too: an auto column would grow to the longest one-line summary and scroll sideways.
+        <div className="grid grid-cols-[minmax(0,1fr)] gap-8 lg:grid-cols-[12rem_minmax(0,1fr)]">
           <nav className="sticky top-20 hidden self-start lg:block" aria-label="Tags">
             <ul className="space-y-1 text-sm">
               {groups.map(([tag, ops]) => (
@@ -127,10 +128,11 @@ function OperationRow({ op }: { op: Operation }) {
   const body = (op.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content;
   return (
     <div data-testid="api-operation">
-      <button onClick={() => setOpen(!open)} aria-expanded={open} className="flex w-full items-center gap-3 px-4 py-3 text-left hover:bg-slate-50">
+      {/* On a phone the path breaks where it must and the summary wraps on its own line below; from 640 px one line. */}
+      <button onClick={() => setOpen(!open)} aria-expanded={open} className="flex w-full flex-wrap items-center gap-x-3 gap-y-1 px-4 py-3 text-left hover:bg-slate-50 sm:flex-nowrap">
         <span className={cx("w-16 shrink-0 rounded px-2 py-0.5 text-center font-mono text-xs font-semibold", METHOD_TONE[op.method])}>{op.method}</span>
-        <span className="shrink-0 font-mono text-sm text-slate-900">{op.path}</span>
-        <span className="min-w-0 flex-1 truncate text-sm text-slate-500" title={op.summary}>{op.summary}</span>
+        <span className="min-w-0 break-all font-mono text-sm text-slate-900 sm:shrink-0 sm:break-normal">{op.path}</span>
+        <span className="w-full text-sm text-slate-500 sm:w-auto sm:min-w-0 sm:flex-1 sm:truncate" title={op.summary}>{op.summary}</span>
         {op.security && op.security.length === 0 && <Badge className="shrink-0">no auth</Badge>}
         {op["x-required-scope"] && <Badge className="shrink-0 font-mono" title="The scope an API key needs">{op["x-required-scope"]}</Badge>}
         {op["x-person-only"] && <Badge className="shrink-0" title="API keys cannot call this endpoint">person only</Badge>}

@@ -32,9 +32,24 @@ export const CUSTOM_FIELDS: Record<CustomFieldKind, ComponentType<CustomFieldPro
   "sender-picker": SenderPicker,
 };
 
-function DataSourcePicker({ config, onChange, issues }: CustomFieldProps) {
+/**
+ * The choice each DATA_SOURCE had in the mode it left (its data holds either an uploadId or a driveFileId, never
+ * both): switching to Google Drive and back brings the chosen CSV back, also after the node was deselected.
+ */
+const otherModeChoice = new Map<string, { uploadId?: string; driveFileId?: string }>();
+
+function DataSourcePicker({ nodeId, config, onChange, issues }: CustomFieldProps) {
   const [mode, setMode] = useState<"upload" | "drive">(config.driveFileId !== undefined ? "drive" : "upload");
   const uploads = useUploads();
+  const switchTo = (next: "upload" | "drive") => {
+    if (next === mode) return;
+    const kept = { ...otherModeChoice.get(nodeId) };
+    if (typeof config.uploadId === "string" && config.uploadId) kept.uploadId = config.uploadId;
+    if (typeof config.driveFileId === "string" && config.driveFileId) kept.driveFileId = config.driveFileId;
+    otherModeChoice.set(nodeId, kept);
+    setMode(next);
+    onChange(next === "upload" ? { uploadId: kept.uploadId ?? "" } : { driveFileId: kept.driveFileId ?? "" });
+  };
   return (
     <div className="space-y-4">
       <div className="grid grid-cols-2 rounded-lg bg-slate-100 p-1 text-sm" role="tablist">
@@ -44,10 +59,7 @@ function DataSourcePicker({ config, onChange, issues }: CustomFieldProps) {
             role="tab"
             aria-selected={mode === m}
             data-testid={`source-mode-${m}`}
-            onClick={() => {
-              setMode(m);
-              onChange(m === "upload" ? { uploadId: "" } : { driveFileId: "" });
-            }}
+            onClick={() => switchTo(m)}
             className={cx("rounded-md py-1.5 font-medium", mode === m ? "bg-white shadow-sm text-slate-900" : "text-slate-500")}
           >
             {m === "upload" ? "CSV upload" : "Google Drive"}

@@ -39,15 +39,17 @@ export function Toolbar(props: {
       ) : (
         <Badge tone="green" data-testid="saved">Saved</Badge>
       )}
-      <span className="text-xs" data-testid="validation-status" data-valid={validation.result?.valid ?? "unknown"}>
+      {/* Problems show as soon as an edit makes them (they are found in the browser); "Ready to run" waits for the
+          server's checks of uploads and columns. */}
+      <span className="text-xs" data-testid="validation-status" data-valid={problems > 0 ? false : validation.pending || !validation.result ? "unknown" : validation.result.valid}>
         {validation.error ? (
           <span className="text-amber-700">Could not check the graph: {validation.error}</span>
+        ) : problems > 0 ? (
+          <span className="text-red-600">{problems} {problems === 1 ? "problem" : "problems"}</span>
         ) : validation.pending || !validation.result ? (
           <span className="text-slate-400">Checking…</span>
-        ) : problems === 0 ? (
-          <span className="text-emerald-700">✓ Ready to run</span>
         ) : (
-          <span className="text-red-600">{problems} {problems === 1 ? "problem" : "problems"}</span>
+          <span className="text-emerald-700">✓ Ready to run</span>
         )}
       </span>
       {/* Below 768 px the editor is read-only: the editing buttons make way, so Preview and Run stay on screen. */}

@@ -3,7 +3,7 @@
 import {
   applyEdgeChanges, applyNodeChanges, type Connection, type EdgeChange, type NodeChange,
 } from "@xyflow/react";
-import { useCallback, useMemo } from "react";
+import { useCallback, useMemo, useRef } from "react";
 import type { Graph, NodeType } from "@/lib/client/types";
 import { layoutPositions } from "./layout";
 import { edgeId, flowToGraph, graphToFlow, toFlowEdge, type FlowEdge, type FlowNode } from "./mapper";
@@ -23,6 +23,19 @@ export function useEditorGraph(initial: Graph) {
   // renameNode reads the nodes through getPresent (not from render) so it stays the same function while
   // nodes move, which keeps memoized panels still.
   const { present, getPresent, commit, replace } = history;
+  // The Delete key arrives as two calls from React Flow in one task — the selected edges and the edges of the
+  // selected nodes first, then the nodes: one coalescing key for that task makes it one undo step, so a single
+  // Ctrl+Z brings the nodes back with their edges.
+  const deletion = useRef<string | null>(null);
+  const deletionKey = useCallback(() => {
+    if (!deletion.current) {
+      deletion.current = `delete:${Date.now()}:${Math.random()}`;
+      setTimeout(() => {
+        deletion.current = null;
+      }, 0);
+    }
+    return deletion.current;
+  }, []);
 
   const onNodesChange = useCallback(
     (changes: NodeChange<FlowNode>[]) => {
@@ -33,19 +46,21 @@ export function useEditorGraph(initial: Graph) {
         const edges = removed.size ? doc.edges.filter((e) => !removed.has(e.source) && !removed.has(e.target)) : doc.edges;
         return { nodes, edges };
       };
-      if (changes.some((c) => c.type === "remove" || c.type === "add")) commit(apply);
+      if (changes.some((c) => c.type === "remove")) commit(apply, deletionKey());
+      else if (changes.some((c) => c.type === "add")) commit(apply);
       else replace(apply);
     },
-    [commit, replace],
+    [commit, replace, deletionKey],
   );
 
   const onEdgesChange = useCallback(
     (changes: EdgeChange<FlowEdge>[]) => {
       const apply = (doc: Doc): Doc => ({ ...doc, edges: applyEdgeChanges(changes, doc.edges) });
-      if (changes.some((c) => c.type === "remove" || c.type === "add")) commit(apply);
+      if (changes.some((c) => c.type === "remove")) commit(apply, deletionKey());
+      else if (changes.some((c) => c.type === "add")) commit(apply);
       else replace(apply);
     },
-    [commit, replace],
+    [commit, replace, deletionKey],
   );
 
   const onConnect = useCallback(

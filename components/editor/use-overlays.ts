@@ -6,6 +6,7 @@
 // (what keeps a large graph smooth while one node is dragged).
 import { useMemo } from "react";
 import { humanize } from "@/components/ui";
+import { findCycles } from "@/lib/graph/validate-structure";
 import type { NodeResult, Run, ValidationResult } from "@/lib/client/types";
 import type { EdgeOverlay } from "./condition-edge";
 import type { NodeOverlay } from "./flow-node";
@@ -28,15 +29,29 @@ export function edgeIndexOf(path: string): number | null {
   return match ? Number(match[1]) : null;
 }
 
-/** Edge id → its validation messages (a condition's errors belong to the edge, not to the node it leads to). */
+/**
+ * Edge id → its validation messages (a condition's errors belong to the edge, not to the node it leads to). A cycle
+ * is reported on one edge; every edge of its loop carries the message, so the whole loop is drawn.
+ */
 export function edgeIssues(validation: ValidationResult | null, edges: { source: string; target: string }[]): Map<string, string[]> {
   const map = new Map<string, string[]>();
+  const add = (index: number, message: string) => {
+    const edge = edges[index];
+    if (!edge) return;
+    const id = `${edge.source}->${edge.target}`;
+    const list = map.get(id) ?? [];
+    if (!list.includes(message)) map.set(id, [...list, message]);
+  };
   for (const e of validation?.errors ?? []) {
     const index = edgeIndexOf(e.path);
-    const edge = index === null ? undefined : edges[index];
-    if (!edge) continue;
-    const id = `${edge.source}->${edge.target}`;
-    map.set(id, [...(map.get(id) ?? []), humanize(e.message)]);
+    if (index === null) continue;
+    const message = humanize(e.message);
+    add(index, message);
+    if (e.code === "cycle" && e.nodeId) {
+      const order = [e.nodeId, ...new Set(edges.flatMap((edge) => [edge.source, edge.target]))];
+      const loop = findCycles(order, edges.map((edge, i) => ({ ...edge, index: i }))).find((indexes) => indexes.includes(index));
+      for (const i of loop ?? []) add(i, message);
+    }
   }
   return map;
 }
@@ -71,9 +86,11 @@ export function useOverlays(doc: Doc, validation: ValidationResult | null, run: 
       const source = run?.nodes?.[e.source];
       const target = run?.nodes?.[e.target];
       const invalid = issues.has(e.id);
-      if (!run || stale) return invalid ? { ...e, data: { ...e.data, invalid } } : e;
+      // A problem edge is drawn above the nodes: an edge closing a cycle runs back up behind them otherwise.
+      const raised = invalid ? { zIndex: 1000 } : {};
+      if (!run || stale) return invalid ? { ...e, ...raised, data: { ...e.data, invalid } } : e;
       const overlay: EdgeOverlay = { count: itemsOut(source), dead: target?.status === "SKIPPED", invalid };
-      return { ...e, animated: source?.status === "RUNNING" || target?.status === "RUNNING", data: { ...e.data, ...overlay } };
+      return { ...e, ...raised, animated: source?.status === "RUNNING" || target?.status === "RUNNING", data: { ...e.data, ...overlay } };
     });
   }, [doc.edges, run, issues, stale]);
 

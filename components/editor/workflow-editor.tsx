@@ -12,11 +12,12 @@ import { errorMessage } from "@/lib/client/api";
 import { keys, useUploads, useWorkflow, useWorkflowRuns } from "@/lib/client/hooks";
 import { isFinished, useRun } from "@/lib/client/use-run";
 import type { Graph, RunSummary, ValidationResult, Workflow } from "@/lib/client/types";
-import { ErrorAlert, PageSpinner } from "@/components/ui";
+import { ErrorAlert, PageSpinner, humanize } from "@/components/ui";
 import { takeImportDraft, useWorkflowVersion } from "@/components/workflows/workflow-api";
 import { EmptyCanvasNote, GraphIssues, NarrowNote, VersionBanner } from "./canvas-notes";
 import { EditorCanvas } from "./editor-canvas";
 import { Toolbar } from "./editor-toolbar";
+import { readLocalDraft } from "./local-draft";
 import { graphToFlow, type FlowEdge, type FlowNode } from "./mapper";
 import { Palette } from "./palette";
 import { PreviewButton } from "./preview-dialog";
@@ -58,8 +59,11 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   const queryClient = useQueryClient();
   // An imported file (workflow list → Import) opens here as an unsaved draft: its problems show before any save.
   const [draft] = useState(() => (workflow || params.get("import") === null ? null : takeImportDraft()));
-  const editor = useEditorGraph(workflow?.graph ?? draft?.graph ?? NEW_GRAPH);
-  const [name, setName] = useState(workflow?.name ?? draft?.name ?? "Untitled workflow");
+  // Unsaved work this browser kept (a half-built graph the server would not store yet, or a tab closed before
+  // saving) comes back when the workflow is opened again from the same version.
+  const [restored, setRestored] = useState(() => (draft ? null : readLocalDraft(workflow?.id ?? null, workflow?.version ?? 0)));
+  const editor = useEditorGraph(restored?.graph ?? workflow?.graph ?? draft?.graph ?? NEW_GRAPH);
+  const [name, setName] = useState(restored?.name ?? workflow?.name ?? draft?.name ?? "Untitled workflow");
   const [runId, setRunId] = useState<string | null>(params.get("run"));
   const { run, error: runError } = useRun(runId);
   // Below 768 px the canvas is for looking (and running), not editing: there is no room for palette and inspector.
@@ -75,9 +79,14 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   // Derived views (validation, the dirty flag, the inspector) follow a deferred copy of the graph, so
   // React may skip intermediate values while a node is dragged across a large canvas.
   const deferredGraph = useDeferredValue(editor.graph);
-  const { workflowId, savedVersion, savedStructure, dirty, save, actionError, testing, doSave, doRun, testNode, restoreVersion } = useEditorActions({
-    workflow, isDraft: !!draft, editor, name, deferredGraph, runId, setRunId, dismissRunView: setRunViewDismissed, setViewVersion,
+  const { workflowId, savedVersion, savedStructure, dirty, save, actionError, draftNotice, dismissDraftNotice, testing, doSave, doRun, testNode, restoreVersion } = useEditorActions({
+    workflow, isDraft: !!draft || !!restored, editor, name, deferredGraph, runId, setRunId, dismissRunView: setRunViewDismissed, setViewVersion,
   });
+  const discardRestored = () => {
+    editor.reset(graphToFlow(workflow?.graph ?? NEW_GRAPH));
+    setName(workflow?.name ?? "Untitled workflow");
+    setRestored(null);
+  };
   const runs = useWorkflowRuns(workflowId);
   // Positions left out: keeps its identity during a drag, so neither validation nor the inspector redo work.
   const structure = useGraphStructure(deferredGraph);
@@ -183,7 +192,8 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
   useClipboard(editor.getPresent, editor.commit, !readOnly, framePasted);
   useUnsavedGuard(dirty);
 
-  const graphIssues = (validation.result?.errors ?? []).filter((e) => !e.nodeId);
+  // Problems of the whole graph, and a cycle (its nodes named in order; its edges are drawn red on the canvas).
+  const graphIssues = (validation.result?.errors ?? []).filter((e) => !e.nodeId || e.code === "cycle");
   const sidePanel = (
     <SidePanel
       graph={viewing && versionQuery.data ? versionQuery.data.graph : structure}
@@ -219,9 +229,36 @@ function EditorBody({ workflow }: { workflow: Workflow | null }) {
         isNew={!workflowId}
         onSave={() => void doSave()}
         onRun={() => void doRun()}
-        preview={<PreviewButton prepare={async () => (dirty || !workflowId ? await doSave() : workflowId)} disabled={readOnly} estimateFirst={structure.nodes.some((n) => n.type === "AI")} />}
+        preview={<PreviewButton prepare={async () => (dirty || !workflowId ? await doSave(undefined, "run") : workflowId)} disabled={readOnly} estimateFirst={structure.nodes.some((n) => n.type === "AI")} />}
       />
       {actionError ? <ErrorAlert error={actionError} testId="editor-error" className="mx-4 mt-2" /> : null}
+      {restored && !draftNotice && (
+        <div className="mx-4 mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 rounded-lg bg-brand-50 px-3 py-2 text-sm text-brand-800 ring-1 ring-brand-200" data-testid="draft-restored">
+          <span>Your unsaved draft from {new Date(restored.savedAt).toLocaleString()} was kept in this browser and is back.</span>
+          <button type="button" className="font-medium underline" onClick={() => setRestored(null)}>OK</button>
+          <button type="button" className="font-medium underline" onClick={discardRestored} data-testid="draft-discard">
+            Discard it
+          </button>
+        </div>
+      )}
+      {draftNotice && (
+        <div role="status" className="mx-4 mt-2 rounded-lg bg-amber-50 px-3 py-2 text-sm text-amber-800 ring-1 ring-amber-200" data-testid="draft-notice">
+          <p className="font-medium">
+            {draftNotice.action === "run"
+              ? `Not run: the workflow has ${draftNotice.problems.length === 1 ? "a problem" : `${draftNotice.problems.length} problems`} to fix first. Your work is kept as a draft in this browser.`
+              : `Kept as a draft in this browser: nothing is lost. The workflow is saved to your account once ${draftNotice.problems.length === 1 ? "this problem is" : `these ${draftNotice.problems.length} problems are`} fixed.`}
+          </p>
+          <ul className="mt-1 list-disc pl-5">
+            {draftNotice.problems.slice(0, 5).map((problem, i) => (
+              <li key={i}>{humanize(problem)}</li>
+            ))}
+            {draftNotice.problems.length > 5 && <li>…and {draftNotice.problems.length - 5} more (on the nodes).</li>}
+          </ul>
+          <button type="button" className="mt-1 font-medium underline" onClick={dismissDraftNotice}>
+            Close
+          </button>
+        </div>
+      )}
       <div className="flex min-h-0 flex-1">
         {!readOnly && <Palette onAdd={addAtCenter} />}
         <EditorCanvas

@@ -6,13 +6,10 @@ import { useDeferredValue, useState } from "react";
 import { PageContainer } from "@/components/shell/app-shell";
 import { Badge, Button, Card, CardHeader, ErrorAlert, Input, PageHeader, Spinner, Textarea, timeAgo } from "@/components/ui";
 import { addSuppressions, fetchSuppressions, removeSuppression } from "@/lib/client/sending";
+import { describeLineProblem, parsePastedAddresses } from "./pasted-addresses";
 
 const REASON_TONE = { unsubscribed: "amber", bounced: "red", complained: "red", manual: "grey" } as const;
 
-/** Addresses pasted one per line, or separated by commas, semicolons or spaces (a column copied from a sheet). */
-export function parsePastedAddresses(text: string): string[] {
-  return [...new Set(text.split(/[\s,;]+/).map((s) => s.trim().toLowerCase()).filter(Boolean))];
-}
 
 export function SuppressionsPage() {
   const queryClient = useQueryClient();
@@ -41,7 +38,7 @@ export function SuppressionsPage() {
   });
   const remove = useMutation({ mutationFn: removeSuppression, onSuccess: () => void refresh() });
   const items = list.data?.pages.flatMap((p) => p.items) ?? [];
-  const addresses = parsePastedAddresses(pasted);
+  const { addresses, problems } = parsePastedAddresses(pasted);
   return (
     <PageContainer>
       <PageHeader title="Suppressions" description="Workflow emails are never sent to these addresses. Unsubscribes, hard bounces and complaints land here by themselves." />
@@ -88,13 +85,28 @@ export function SuppressionsPage() {
             onSubmit={(e) => {
               e.preventDefault();
               setNotice(null);
-              if (addresses.length) add.mutate(addresses);
+              if (addresses.length && problems.length === 0) add.mutate(addresses);
             }}
           >
             <Textarea rows={6} value={pasted} onChange={(e) => setPasted(e.target.value)} placeholder={"ann@example.com\nbob@example.com"} aria-label="Addresses to suppress" data-testid="suppressions-paste" />
+            {problems.length > 0 && (
+              <div role="alert" className="rounded-lg bg-red-50 p-3 text-sm text-red-800 ring-1 ring-red-200" data-testid="suppressions-problems">
+                <p className="font-medium">
+                  {problems.length === 1 ? "One line is not an email address" : `${problems.length} pieces are not email addresses`}: fix or remove {problems.length === 1 ? "it" : "them"} to add the list.
+                </p>
+                <ul className="mt-1 list-disc space-y-0.5 pl-5 break-all">
+                  {problems.slice(0, 5).map((problem, i) => (
+                    <li key={i} data-testid="suppressions-problem">
+                      {describeLineProblem(problem)}
+                    </li>
+                  ))}
+                </ul>
+                {problems.length > 5 && <p className="mt-1">…and {problems.length - 5} more.</p>}
+              </div>
+            )}
             {add.error ? <ErrorAlert error={add.error} /> : null}
             {notice && <p className="text-sm text-emerald-700" data-testid="suppressions-notice">{notice}</p>}
-            <Button type="submit" size="sm" disabled={addresses.length === 0} loading={add.isPending} data-testid="suppressions-add">
+            <Button type="submit" size="sm" disabled={addresses.length === 0 || problems.length > 0} loading={add.isPending} data-testid="suppressions-add">
               Add {addresses.length || ""} {addresses.length === 1 ? "address" : "addresses"}
             </Button>
           </form>

@@ -3,7 +3,7 @@ import { ExpressionSyntaxError } from "./expression-errors";
 import { Lexer, unexpected, type Token } from "./expression-lexer";
 
 /** A root name used by an expression: `member` when followed by `.` or `[` (so it may name a node). */
-export type ExpressionReference = { name: string; member: boolean; position: number };
+export type ExpressionReference = { name: string; member: boolean; position: number; field?: string };
 
 export const EXPRESSION_HELPERS = ["contains", "startsWith", "endsWith", "lower", "upper", "len"] as const;
 
@@ -223,7 +223,9 @@ export class Parser {
     this.checkNotReserved(token);
     if (this.isOp("(")) return this.call(token, []);
     const member = this.isOp(".") || this.isOp("[");
-    this.references.push({ name: word, member, position: token.position });
+    // `name.field`: the first field read from it (save-time checks compare item fields with the known columns).
+    const after = this.isOp(".") ? this.peek(1) : undefined;
+    this.references.push(after?.kind === "name" ? { name: word, member, position: token.position, field: after.value } : { name: word, member, position: token.position });
     return { type: "name", name: word, member, position: token.position };
   }
 

@@ -229,9 +229,9 @@ describe("names and scope", () => {
     expect(compiled.names()).toEqual(["rating", "ai", "country", "item"]);
     expect(compiled.references()).toEqual([
       { name: "rating", member: false, position: 0 },
-      { name: "ai", member: true, position: 15 },
+      { name: "ai", member: true, position: 15, field: "urgent" },
       { name: "country", member: false, position: 34 },
-      { name: "item", member: true, position: 54 },
+      { name: "item", member: true, position: 54, field: "x" },
       { name: "rating", member: false, position: 64 },
     ]);
     expect(compiled.source).toBe('rating >= 4 && ai.urgent && lower(country) == "fr" || item.x || rating > 1');

@@ -2,6 +2,7 @@
 // a `forEach` / FILTER `source` that cannot be a list, and `{{item.<column>}}` naming a column the upload feeding
 // the OUTPUT does not have. Only what is certain is flagged: an AI object field or a hook body may hold anything.
 import type { NodeInfo } from "./validate-references";
+import { compileExpression, ExpressionSyntaxError } from "./expressions";
 import { TemplateSyntaxError, isLoneTemplate, templateRefs, type TemplateRef } from "./templates";
 
 const LIST_FIELDS: Partial<Record<string, string[]>> = { DATA_SOURCE: ["rows", "columns"], FILTER: ["items"] };
@@ -70,16 +71,93 @@ export function itemColumnProblems(input: unknown, uploads: Map<string, UploadCo
         const column = ref.path[0];
         if (ref.root !== "item" || typeof column !== "string" || upload.columns.includes(column) || flagged.has(column)) continue;
         flagged.add(column);
-        const available = upload.columns.length ? upload.columns.join(", ") : "none";
         problems.push({
           path: `graph.nodes[${node.index}].data.${field}`,
           nodeId: node.id,
-          message: `${ref.raw}: ${upload.filename} has no column "${column}". Available columns: ${available}`,
+          message: `${ref.raw}: ${upload.filename} has no column "${column}".${didYouMean(column, upload.columns)} Available columns: ${available(upload)}`,
         });
       }
     }
   }
+  for (const node of nodes) if (node.type === "FILTER") problems.push(...filterFieldProblems(node, byId, uploads));
   return problems;
+}
+
+/**
+ * A FILTER's `expr` reads the item's fields as bare names (`age > 30`) or `item.<field>`; when the items are rows of a
+ * known upload, a name that is neither one of its columns nor a node id is a typo that would fail every row at run
+ * time (`Emial == ""`): flagged now, with the closest column.
+ */
+function filterFieldProblems(node: RawNode, byId: Map<string, RawNode>, uploads: Map<string, UploadColumns>): ColumnProblem[] {
+  const expr = node.data.expr;
+  if (typeof expr !== "string" || expr.trim() === "") return [];
+  const upload = rowsUpload(node.data.source, byId, uploads, 0);
+  if (!upload) return [];
+  let references;
+  try {
+    references = compileExpression(expr).references();
+  } catch (error) {
+    if (error instanceof ExpressionSyntaxError) return []; // invalid_expression says what is wrong
+    throw error;
+  }
+  const problems: ColumnProblem[] = [];
+  const flagged = new Set<string>();
+  for (const ref of references) {
+    let field: string | undefined;
+    if (ref.name === "item") field = ref.field;
+    else if (!byId.has(ref.name)) field = ref.name;
+    if (field === undefined || upload.columns.includes(field) || flagged.has(field)) continue;
+    flagged.add(field);
+    problems.push({
+      path: `graph.nodes[${node.index}].data.expr`,
+      nodeId: node.id,
+      message: `The filter names "${field}" (at position ${ref.position}), which is not a column of ${upload.filename}.${didYouMean(field, upload.columns)} Available columns: ${available(upload)}`,
+    });
+  }
+  return problems;
+}
+
+function available(upload: UploadColumns): string {
+  return upload.columns.length ? upload.columns.join(", ") : "none";
+}
+
+/** ` Did you mean "Email"?` for the closest known name (same letters in another case, or a few edits away), else "". */
+export function didYouMean(name: string, candidates: readonly string[]): string {
+  const best = closestName(name, candidates);
+  return best === undefined ? "" : ` Did you mean "${best}"?`;
+}
+
+export function closestName(name: string, candidates: readonly string[]): string | undefined {
+  const lower = name.toLowerCase();
+  const sameLetters = candidates.find((candidate) => candidate.toLowerCase() === lower);
+  if (sameLetters !== undefined) return sameLetters;
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of candidates.slice(0, 500)) {
+    const distance = editDistance(lower, candidate.toLowerCase(), 3);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  const allowed = Math.max(1, Math.min(3, Math.floor(name.length / 3)));
+  return bestDistance <= allowed ? best : undefined;
+}
+
+/** Damerau–Levenshtein (adjacent swaps count once), giving up past `limit`; names are short. */
+function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit || a.length > 100 || b.length > 100) return Infinity;
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, rows[i - 2][j - 2] + 1);
+      rows[i][j] = value;
+    }
+  }
+  return rows[a.length][b.length];
 }
 
 /** The upload whose rows a lone list template yields, following FILTER sources (bounded against cycles). */

@@ -14,6 +14,7 @@
 //   every email, would otherwise build tens of megabytes per item. A list or object is measured before its JSON is
 //   built, so the work done for a too-large value is bounded by the limit too.
 import { stringifyWithin } from "./bounded-json";
+import { htmlParts, isSafeUrl, isSafeUrlList } from "./html-slots";
 import { FORBIDDEN_KEYS, NODE_ID_PATTERN } from "./schema";
 
 export class TemplateSyntaxError extends Error {
@@ -154,11 +155,55 @@ export function renderTemplate(text: string, ctx: TemplateContext): unknown {
 }
 
 /**
- * Renders to a string in every case; with `html: true` interpolated values are HTML-escaped, literal text is not;
- * `escape`: values go through this instead (OUTPUT's Markdown bodies).
+ * Renders to a string in every case. With `html: true` the literal text is the author's HTML and each value is
+ * written for its place in it (html-slots.ts): escaped between tags and in attribute values, quoted in an unquoted
+ * attribute, "#" for a URL attribute that would not be an http(s), mailto or tel address, refused inside a tag, an
+ * on… attribute or a script. `escape`: values between tags go through this instead of HTML escaping (OUTPUT's
+ * Markdown bodies, whose raw HTML is placed the same way); without `html` it applies everywhere.
  */
 export function renderTemplateString(text: string, ctx: TemplateContext, opts: { html?: boolean; escape?: (value: string) => string } = {}): string {
-  return interpolate(parseTemplate(text), ctx, opts.escape ?? (opts.html === true ? escapeHtml : undefined));
+  if (opts.html === true) return interpolateHtml(parseTemplate(text), ctx, opts.escape ?? escapeHtml);
+  return interpolate(parseTemplate(text), ctx, opts.escape);
+}
+
+function interpolateHtml(parts: TemplatePart[], ctx: TemplateContext, escapeText: (value: string) => string): string {
+  let out = "";
+  const value = (ref: TemplateRef) => {
+    const text = formatTemplateValue(resolveRef(ref, ctx), MAX_RENDERED_CHARS - out.length);
+    if (text === undefined) throw tooLong(ref, ctx);
+    return text;
+  };
+  for (const part of htmlParts(parts)) {
+    if ("text" in part) out += part.text;
+    else if ("ref" in part) out += escapeText(value(part.ref));
+    else if ("forbidden" in part) {
+      throw new TemplateError(`${where(part.forbidden.ref, ctx)} cannot be placed where it is: ${part.forbidden.why}`);
+    } else {
+      const { name, quoted, url, parts: inner } = part.attr;
+      let raw = "";
+      let written = "";
+      for (const piece of inner) {
+        if ("text" in piece) {
+          raw += piece.text;
+          written += piece.text;
+        } else {
+          const text = value(piece.ref);
+          raw += text;
+          written += escapeAttribute(text);
+        }
+        if (out.length + written.length > MAX_RENDERED_CHARS) throw tooLong(undefined, ctx);
+      }
+      if (url && !(name === "srcset" ? isSafeUrlList(raw) : isSafeUrl(raw))) written = "#";
+      out += quoted ? written : `"${written}"`;
+    }
+    if (out.length > MAX_RENDERED_CHARS) throw tooLong("ref" in part ? part.ref : undefined, ctx);
+  }
+  return out;
+}
+
+/** An attribute value: HTML escaping, and line breaks as references (Markdown would end a raw tag at a blank line). */
+function escapeAttribute(text: string): string {
+  return escapeHtml(text).replace(/[\r\n]/g, (c) => (c === "\r" ? "&#13;" : "&#10;"));
 }
 
 function interpolate(parts: TemplatePart[], ctx: TemplateContext, escape: ((value: string) => string) | undefined): string {

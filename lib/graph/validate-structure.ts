@@ -1,18 +1,60 @@
 // Save-time checks of the graph's structure: cycles, reachability from the TRIGGER, ancestors.
 import type { EdgeInfo, NodeInfo, Report } from "./validate-references";
 
-/** One `cycle` error per strongly connected component (Tarjan's algorithm, iterative). */
+/**
+ * One `cycle` error per strongly connected component, naming its nodes in the order the edges go round
+ * (`"a" → "b" → "c" → "a"`) and pointing at the loop's first edge; the editor draws every edge of the loop.
+ */
 export function checkCycles(nodes: NodeInfo[], edges: EdgeInfo[], report: Report): void {
+  const order = [...new Set(nodes.flatMap((node) => (node.id === undefined ? [] : [node.id])))];
+  for (const loop of findCycles(order, edges)) {
+    const path = loop.map((index) => edges.find((edge) => edge.index === index)!);
+    const names = [...path.map((edge) => edge.source), path[0].source].map((id) => `"${id}"`).join(" → ");
+    report("cycle", `graph.edges[${path[0].index}]`, `Nodes ${names} form a cycle; a node cannot depend on itself: remove one of these edges`, path[0].source);
+  }
+}
+
+/**
+ * For each strongly connected component of two or more nodes, one shortest loop through its first node (in `order`):
+ * the `index` of each edge, in the order they are followed. Pure, for the editor too.
+ */
+export function findCycles(order: string[], edges: { index: number; source: string; target: string }[]): number[][] {
   const successors = new Map<string, string[]>();
   for (const edge of edges) successors.set(edge.source, [...(successors.get(edge.source) ?? []), edge.target]);
-  const order = [...new Set(nodes.flatMap((node) => (node.id === undefined ? [] : [node.id])))];
+  const loops: number[][] = [];
   for (const component of stronglyConnected(order, successors)) {
     if (component.length < 2) continue;
     const members = new Set(component);
-    const sorted = order.filter((id) => members.has(id));
-    const edge = edges.find((candidate) => members.has(candidate.source) && members.has(candidate.target))!;
-    report("cycle", `graph.edges[${edge.index}]`, `Nodes ${sorted.map((id) => `"${id}"`).join(", ")} form a cycle; a node cannot depend on itself`, sorted[0]);
+    const start = order.find((id) => members.has(id))!;
+    const inside = edges.filter((edge) => members.has(edge.source) && members.has(edge.target));
+    // Breadth-first from `start` until an edge leads back to it.
+    const via = new Map<string, (typeof inside)[number]>();
+    const queue = [start];
+    let closing: (typeof inside)[number] | undefined;
+    while (queue.length > 0 && !closing) {
+      const at = queue.shift()!;
+      for (const edge of inside) {
+        if (edge.source !== at) continue;
+        if (edge.target === start) {
+          closing = edge;
+          break;
+        }
+        if (!via.has(edge.target)) {
+          via.set(edge.target, edge);
+          queue.push(edge.target);
+        }
+      }
+    }
+    if (!closing) continue;
+    const loop = [closing.index];
+    for (let at = closing.source; at !== start; ) {
+      const edge = via.get(at)!;
+      loop.unshift(edge.index);
+      at = edge.source;
+    }
+    loops.push(loop);
   }
+  return loops;
 }
 
 function stronglyConnected(order: string[], successors: Map<string, string[]>): string[][] {

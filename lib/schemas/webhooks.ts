@@ -70,7 +70,8 @@ export const webhooksOperations: OperationSpec[] = [
     scope: "webhooks:write",
     body: createWebhookBody,
     responses: { 201: { description: "Created; `secret` is shown only here", schema: createdWebhookView } },
-    errors: ["validation_failed"],
+    // forbidden: an API key confined to some workflows registers webhooks only for one of them.
+    errors: ["validation_failed", "forbidden"],
   },
   {
     method: "get",

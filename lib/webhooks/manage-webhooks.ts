@@ -1,6 +1,6 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
-import { and, count, desc, eq, isNull } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNull } from "drizzle-orm";
 import type { z } from "zod";
 import { getDb } from "@/db/client";
 import { webhookDeliveries, webhooks, workflows } from "@/db/schema";
@@ -63,7 +63,20 @@ async function assertBelowCap(accountId: string): Promise<void> {
   }
 }
 
-export async function createWebhook(accountId: string, body: z.output<typeof createWebhookBody>) {
+/**
+ * `within`: the workflows an API key is confined to. Such a key registers webhooks only for one of them — an
+ * account-wide webhook would hear every other workflow's runs, which the key cannot see — and is answered 403 before
+ * the workflow is looked up (the same answer whether another workflow exists or not).
+ */
+export async function createWebhook(accountId: string, body: z.output<typeof createWebhookBody>, within?: readonly string[]) {
+  if (within) {
+    if (!body.workflowId) {
+      throw new AppError("forbidden", "This API key is confined to some workflows, so it can only register webhooks for one of them: pass workflowId.");
+    }
+    if (!within.includes(body.workflowId)) {
+      throw new AppError("forbidden", `This API key is confined to some workflows and ${body.workflowId} is not one of them.`);
+    }
+  }
   const { url } = await assertSafeTargetUrl(body.url);
   if (body.workflowId) await assertOwnWorkflow(accountId, body.workflowId);
   await assertBelowCap(accountId);
@@ -84,34 +97,45 @@ export async function createWebhook(accountId: string, body: z.output<typeof cre
   return { ...webhookView(row!), secret };
 }
 
-export async function listWebhooks(accountId: string, query: { limit: number; cursor?: string }) {
+/** `within`: a confined key lists only the webhooks of its workflows (account-wide ones hear other workflows). */
+export async function listWebhooks(accountId: string, query: { limit: number; cursor?: string }, within?: readonly string[]) {
   const cursor = decodeCursor(query.cursor);
   const db = await getDb();
   const rows = await db
     .select()
     .from(webhooks)
-    .where(and(eq(webhooks.accountId, accountId), isNull(webhooks.deletedAt), newestFirstAfter(cursor, webhooks.createdAt, webhooks.id)))
+    .where(
+      and(
+        eq(webhooks.accountId, accountId),
+        isNull(webhooks.deletedAt),
+        within ? inArray(webhooks.workflowId, within.length ? [...within] : [""]) : undefined,
+        newestFirstAfter(cursor, webhooks.createdAt, webhooks.id),
+      ),
+    )
     .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
     .limit(query.limit + 1);
   const result = page(rows, query.limit, (r) => ({ k: r.createdAt.toISOString(), id: r.id }));
   return { items: result.items.map(webhookView), nextCursor: result.nextCursor };
 }
 
-/** The account's live webhook, or 404 (unknown, deleted and another account's answer alike). */
-export async function findOwnWebhook(accountId: string, webhookId: string): Promise<WebhookRow> {
+/**
+ * The account's live webhook, or 404 (unknown, deleted and another account's answer alike; for a key confined to
+ * `within`, a webhook of another workflow or an account-wide one too).
+ */
+export async function findOwnWebhook(accountId: string, webhookId: string, within?: readonly string[]): Promise<WebhookRow> {
   if (!looksLikeId("whk", webhookId)) throw notFound("Webhook");
   const db = await getDb();
   const [row] = await db
     .select()
     .from(webhooks)
     .where(and(eq(webhooks.id, webhookId), eq(webhooks.accountId, accountId), isNull(webhooks.deletedAt)));
-  if (!row) throw notFound("Webhook");
+  if (!row || (within && !(row.workflowId && within.includes(row.workflowId)))) throw notFound("Webhook");
   return row;
 }
 
 /** Soft delete (the delivery history stays in the database); deliveries still pending are given up. */
-export async function deleteWebhook(accountId: string, webhookId: string): Promise<void> {
-  const row = await findOwnWebhook(accountId, webhookId);
+export async function deleteWebhook(accountId: string, webhookId: string, within?: readonly string[]): Promise<void> {
+  const row = await findOwnWebhook(accountId, webhookId, within);
   const db = await getDb();
   const now = new Date();
   await db.transaction(async (tx) => {
@@ -123,8 +147,8 @@ export async function deleteWebhook(accountId: string, webhookId: string): Promi
   });
 }
 
-export async function listDeliveries(accountId: string, webhookId: string, query: { limit: number; cursor?: string }) {
-  const webhook = await findOwnWebhook(accountId, webhookId);
+export async function listDeliveries(accountId: string, webhookId: string, query: { limit: number; cursor?: string }, within?: readonly string[]) {
+  const webhook = await findOwnWebhook(accountId, webhookId, within);
   const cursor = decodeCursor(query.cursor);
   const db = await getDb();
   const rows = await db

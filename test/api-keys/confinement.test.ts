@@ -1,11 +1,16 @@
 /**
  * A key confined to some workflows: on every route that names a workflow or a run, another workflow of the same
  * account and its runs answer 404 (as another account's would), lists hide them, and the key cannot create workflows.
+ * Webhooks: such a key registers them only for its workflows (account-wide or another workflow's: 403), and sees,
+ * deletes and reads the deliveries of those only (others answer 404).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import * as accountRunsRoute from "@/app/api/runs/route";
 import * as workflowsRoute from "@/app/api/workflows/route";
 import * as duplicateRoute from "@/app/api/workflows/[workflowId]/duplicate/route";
+import * as webhooksRoute from "@/app/api/webhooks/route";
+import * as webhookRoute from "@/app/api/webhooks/[webhookId]/route";
+import * as deliveriesRoute from "@/app/api/webhooks/[webhookId]/deliveries/route";
 import { apiKeyScopes } from "@/lib/schemas/api-keys";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
@@ -94,5 +99,44 @@ describe("a key confined to some workflows", () => {
       expect(res.body.code).toBe("forbidden");
     }
     expect((await call(workflowsRoute.GET, { path: "/api/workflows", token: confinedKey })).body.items).toHaveLength(1);
+  });
+});
+
+describe("webhooks and a key confined to some workflows", () => {
+  const hook = (token: string, json: Record<string, unknown>) => call(webhooksRoute.POST, { method: "POST", path: "/api/webhooks", json, token });
+  // Never called: registering does not deliver (loopback is a permitted target in tests).
+  const url = "http://127.0.0.1:9/flowmail";
+
+  it("registers a webhook for its own workflow only: account-wide or another workflow's is 403 problem+json", async () => {
+    for (const json of [{ url }, { url, workflowId: other.workflowId }, { url, workflowId: "wf_doesnotexistdoesnotexist" }]) {
+      const res = await hook(confinedKey, json);
+      expect(res.status, res.text).toBe(403);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+      expect(res.body.code).toBe("forbidden");
+      expect(res.text).not.toContain("Other secret");
+    }
+    expect((await hook(confinedKey, { url, workflowId: "wf_doesnotexistdoesnotexist" })).body.detail).toBe(
+      (await hook(confinedKey, { url, workflowId: other.workflowId })).body.detail.replace(other.workflowId, "wf_doesnotexistdoesnotexist"),
+    );
+    const own = await hook(confinedKey, { url, workflowId: mine.workflowId });
+    expect(own.status, own.text).toBe(201);
+    expect(own.body.workflowId).toBe(mine.workflowId);
+  });
+
+  it("sees, deletes and reads deliveries of its workflows' webhooks only", async () => {
+    const accountWide = await hook(openKey, { url: `${url}/all` });
+    const others = await hook(openKey, { url: `${url}/other`, workflowId: other.workflowId });
+    expect([accountWide.status, others.status]).toEqual([201, 201]);
+    const listed = await call(webhooksRoute.GET, { path: "/api/webhooks", token: confinedKey });
+    expect(listed.body.items.length).toBeGreaterThan(0);
+    expect(new Set(listed.body.items.map((w: { workflowId: string | null }) => w.workflowId))).toEqual(new Set([mine.workflowId]));
+    for (const id of [accountWide.body.id, others.body.id]) {
+      const deliveries = await call(deliveriesRoute.GET, { path: `/api/webhooks/${id}/deliveries`, params: { webhookId: id }, token: confinedKey });
+      expect(deliveries.status).toBe(404);
+      const removed = await call(webhookRoute.DELETE, { method: "DELETE", path: `/api/webhooks/${id}`, params: { webhookId: id }, token: confinedKey });
+      expect(removed.status).toBe(404);
+    }
+    const everything = await call(webhooksRoute.GET, { path: "/api/webhooks", token: openKey });
+    expect(everything.body.items.map((w: { id: string }) => w.id)).toEqual(expect.arrayContaining([accountWide.body.id, others.body.id]));
   });
 });

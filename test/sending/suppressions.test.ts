@@ -43,6 +43,11 @@ describe("the suppression list", () => {
     const bad = await add(token, ["ok@example.com", "not an address", "Ann <a@example.com>"]);
     expect(bad.status).toBe(422);
     expect(bad.body.errors.map((e: { path: string }) => e.path)).toEqual(["emails[1]", "emails[2]"]);
+    // Each refusal names the value, so the one bad line of a long paste is found without counting.
+    expect(bad.body.errors.map((e: { message: string }) => e.message)).toEqual([
+      '"not an address" is not one valid email address',
+      '"ann <a@example.com>" is not one valid email address',
+    ]);
     expect((await add(token, [])).status).toBe(422);
     expect((await add(token, Array.from({ length: 1001 }, (_, i) => `x${i}@example.com`))).status).toBe(422);
     expect((await list(token)).body.items).toEqual([]);

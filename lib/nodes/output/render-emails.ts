@@ -119,7 +119,7 @@ export function emailRenderer(node: NodeOf<"OUTPUT">, rt: NodeRuntime, options: 
       if (urlAlways || urlInBody) unsubscribe = unsubscribeUrl(rt.accountId, to, rt.emailIdentity?.appUrl);
       ctx.field = "body";
       ctx.unsubscribeUrl = unsubscribe;
-      body = markdown ? markdownToHtml(renderTemplateString(data.body, ctx, { escape: escapeMarkdownValue })) : renderTemplateString(data.body, ctx, { html });
+      body = markdown ? markdownToHtml(renderTemplateString(data.body, ctx, { html: true, escape: escapeMarkdownValue })) : renderTemplateString(data.body, ctx, { html });
       if (subject.length > MAX_SUBJECT_CHARS) {
         return `item ${itemIndex}: the subject has ${subject.length.toLocaleString("en-US")} characters, more than ${MAX_SUBJECT_CHARS}, the limit for one subject`;
       }

@@ -5,6 +5,7 @@ import { uploadChunks, uploads } from "@/db/schema";
 import { parseCsvStream } from "@/lib/csv/parse-csv";
 import { getConfig } from "@/lib/config";
 import { newId } from "@/lib/ids";
+import { assertCsvFile } from "./csv-file-type";
 import { receiveMultipartFile } from "./receive-multipart-file";
 import { sanitizeFilename } from "./sanitize-filename";
 import { assertStorageQuota } from "./storage-quota";
@@ -24,13 +25,14 @@ export async function createUpload(accountId: string, req: Request): Promise<Upl
   // transaction, so an upload past the quota leaves nothing behind.
   const declared = Number(req.headers.get("content-length"));
   await assertStorageQuota(db, accountId, Number.isFinite(declared) ? Math.max(0, Math.min(declared - 64 * 1024, maxBytes)) : 0);
-  return receiveMultipartFile(req, { fieldName: "file", maxBytes }, (bytes, info) =>
-    db.transaction(async (tx) => {
+  return receiveMultipartFile(req, { fieldName: "file", maxBytes }, async (bytes, info) => {
+    assertCsvFile(info.filename, info.mimeType);
+    return db.transaction(async (tx) => {
       const view = await storeCsv(tx, accountId, sanitizeFilename(info.filename), bytes);
       await assertStorageQuota(tx, accountId, 0);
       return view;
-    }),
-  );
+    });
+  });
 }
 
 /** Parses `bytes` as CSV into a new upload inside `tx` (shared by multipart and the last byte of a tus upload). */

@@ -5,6 +5,7 @@ import { DataStore, ERRORS, Upload } from "@tus/utils";
 import { getDb } from "@/db/client";
 import { tusUploadPieces, tusUploads } from "@/db/schema";
 import { finishTusUpload, type TusRow } from "./finish-tus-upload";
+import { assertCsvFile } from "./csv-file-type";
 import { sanitizeFilename } from "./sanitize-filename";
 import { assertStorageQuota } from "./storage-quota";
 
@@ -36,9 +37,11 @@ export class PgTusStore extends DataStore {
   }
 
   override async create(upload: Upload): Promise<Upload> {
+    const metadata = upload.metadata ?? {};
+    // Refused at creation, before any piece is sent: tus-js-client sends the file's name and type as metadata.
+    assertCsvFile(metadata.filename ?? "", metadata.filetype ?? undefined);
     const db = await getDb();
     await assertStorageQuota(db, this.accountId, upload.size ?? 0);
-    const metadata = upload.metadata ?? {};
     const createdAt = new Date(upload.creation_date ?? Date.now());
     [this.row] = await db
       .insert(tusUploads)
