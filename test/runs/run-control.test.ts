@@ -5,6 +5,7 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
+import { resetConfig } from "@/lib/config";
 import { GET as listAccountRunsHandler } from "@/app/api/runs/route";
 import { POST as cancelHandler } from "@/app/api/workflows/runs/[runId]/cancel/route";
 import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/route";
@@ -115,6 +116,9 @@ describe("with the executor", () => {
   });
 
   it("cancels a RUNNING run before its next batch; the next run of the workflow starts right after", async () => {
+    // The production pace (5 provider calls a second): the run's 30 batches take seconds, and the cancel finds it sending.
+    process.env.EMAIL_RATE_PER_SECOND = "5";
+    resetConfig();
     const { id, token } = await createTestAccount();
     const { workflowId } = await emailEveryRowWorkflow(id, 3000, "cancel");
     const first = (await enqueue(token, workflowId)).body.runId as string;
@@ -149,6 +153,8 @@ describe("with the executor", () => {
       const run = (await getRun(token, second)).body;
       return run.status === "FAILED" || run.status === "SUCCESS" ? run : undefined;
     });
+    process.env.EMAIL_RATE_PER_SECOND = "200";
+    resetConfig();
   });
 
   // A provider that asks to wait a long time: the cancel must not wait for it (the wait is cut short, not waited out).
