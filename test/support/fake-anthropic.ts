@@ -138,8 +138,10 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
         if (Date.now() >= window.start + limits.windowMs) window = { start: Date.now(), requests: 0 };
         if (window.requests >= limits.requestsPerWindow) {
           stats.rateLimited++;
-          const seconds = Math.max(1, Math.ceil((window.start + limits.windowMs - Date.now()) / 1000));
-          return json(429, { type: "error", error: { type: "rate_limit_error", message: "Number of requests has exceeded your rate limit" } }, { ...limitHeaders(), "retry-after": String(seconds) });
+          // Whole seconds as Anthropic sends them; a window shorter than a second (tests) says its fraction.
+          const left = (window.start + limits.windowMs - Date.now()) / 1000;
+          const seconds = limits.windowMs < 1000 ? Math.max(0.001, left).toFixed(3) : String(Math.max(1, Math.ceil(left)));
+          return json(429, { type: "error", error: { type: "rate_limit_error", message: "Number of requests has exceeded your rate limit" } }, { ...limitHeaders(), "retry-after": seconds });
         }
         window.requests++;
       }
