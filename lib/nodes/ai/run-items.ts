@@ -59,7 +59,10 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
   const pending = await answers.pending(key, from, Math.min(to, prep.count));
   if (pending.length === 0) return;
   noteStart(rt);
-  await loadTally(rt, key);
+  // The ledger's spend so far (a sum over the run's items) is read only when a cap needs it: without one, a statement
+  // per 100 items over every row of the node would grow with the node (O(n²) over a 100,000-item node).
+  const caps = capsOf(prep.settings, aiData(node).maxCostUsd);
+  if (caps.node !== null || caps.run !== null) await loadTally(rt, key);
   const deadline = (startedAt.get(rt) ?? Date.now()) + (aiItemPolicy.budgetMs ?? ctx.budgetMinutes * 60_000);
   const controller = new AbortController();
   let stopping = false;
