@@ -112,25 +112,7 @@ export async function acquireAiCall(
   const burstSecs = aiLimiterPolicy.burstMs / 1000;
   for (;;) {
     if (opts.halted()) return { kind: "stopped" };
-    const [row] = await execRows<{ slot: number | null; wait_ms: number | string | null }>(
-      db,
-      sql`with lease as (
-            update ai_inflight set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds()}::float8)
-            where key = ${key} and slot = (
-              select slot from ai_inflight where key = ${key} and slot < ${limits.maxConcurrency}::int and lease_until <= clock_timestamp()
-              order by slot limit 1 for update skip locked)
-            returning slot
-          ), paced as (
-            update ai_pacing p set
-              next_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp() - make_interval(secs => ${burstSecs}::float8)) + make_interval(secs => ${requestSecs}::float8),
-              token_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp() - make_interval(secs => ${burstSecs}::float8)) + make_interval(secs => ${tokenSecs}::float8),
-              updated_at = now()
-            where p.key = ${key} and exists (select 1 from lease)
-            returning p.next_at - make_interval(secs => ${requestSecs}::float8) as start_at
-          )
-          select (select slot from lease) as slot,
-            (select greatest(0, extract(epoch from (start_at - clock_timestamp())) * 1000) from paced)::float8 as wait_ms`,
-    );
+    const row = await takeSlot(db, { key, max: limits.maxConcurrency, requestSecs, burstSecs, tokenSecs });
     if (row?.slot == null) {
       if (Date.now() >= opts.deadline) return { kind: "deadline" };
       await new Promise((resolve) => setTimeout(resolve, aiLimiterPolicy.pollMs * (0.5 + Math.random())));
@@ -138,7 +120,7 @@ export async function acquireAiCall(
     }
     const slot = Number(row.slot);
     hold(db, key, slot);
-    const waitMs = Math.ceil(Number(row.wait_ms ?? 0));
+    const waitMs = Math.ceil(row.waitMs);
     if (Date.now() + waitMs > opts.deadline) {
       await freeSlot(db, key, slot);
       return { kind: "deadline" };
@@ -149,6 +131,67 @@ export async function acquireAiCall(
     }
     return { kind: "ok", slot };
   }
+}
+
+type Want = { key: string; max: number; requestSecs: number; burstSecs: number; tokenSecs: number };
+type Taken = { slot: number; waitMs: number } | null;
+const takeGroups = new WeakMap<Db, (want: Want) => Promise<Taken>>();
+
+/**
+ * A free in-flight slot and a start on the key's schedule, or null when every slot is leased. Group-committed: the
+ * callers that ask while a statement is in flight go out together in the next one, one statement per key and limits,
+ * which leases up to that many free slots and gives them successive starts in the callers' order — the starts one
+ * statement per caller would have given (each moved on by the larger of the request spacing and its tokens' share).
+ */
+function takeSlot(db: Db, want: Want): Promise<Taken> {
+  let group = takeGroups.get(db);
+  if (!group) takeGroups.set(db, (group = groupCommit((wants: Want[]) => takeSlots(db, wants), 200)));
+  return group(want);
+}
+
+async function takeSlots(db: Db, wants: Want[]): Promise<Taken[]> {
+  const results: Taken[] = wants.map(() => null);
+  const byLimits = new Map<string, number[]>();
+  wants.forEach((w, i) => {
+    const id = JSON.stringify([w.key, w.max, w.requestSecs, w.burstSecs]);
+    byLimits.set(id, [...(byLimits.get(id) ?? []), i]);
+  });
+  for (const indexes of byLimits.values()) {
+    const { key, max, requestSecs, burstSecs } = wants[indexes[0]];
+    const asked = JSON.stringify(indexes.map((i, o) => ({ o: o + 1, t: wants[i].tokenSecs })));
+    const rows = await execRows<{ o: number | string; slot: number | string; wait_ms: number | string | null }>(
+      db,
+      sql`with want as (
+            select x.o, x.t from jsonb_to_recordset(${asked}::jsonb) as x(o int, t float8)
+          ), lease as (
+            update ai_inflight f set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds()}::float8)
+            where f.key = ${key} and f.slot in (
+              select slot from ai_inflight where key = ${key} and slot < ${max}::int and lease_until <= clock_timestamp()
+              order by slot limit ${indexes.length}::int for update skip locked)
+            returning f.slot
+          ), got as (
+            select w.o, l.slot, w.t, greatest(${requestSecs}::float8, w.t) as step
+            from (select slot, row_number() over (order by slot) as o from lease) l join want w on w.o = l.o
+          ), sched as (
+            select o, slot, t, coalesce(sum(step) over (order by o rows between unbounded preceding and 1 preceding), 0) as offs from got
+          ), last as (
+            select offs, t from sched order by o desc limit 1
+          ), paced as (
+            update ai_pacing p set
+              next_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp() - make_interval(secs => ${burstSecs}::float8)) + make_interval(secs => last.offs + ${requestSecs}::float8),
+              token_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp() - make_interval(secs => ${burstSecs}::float8)) + make_interval(secs => last.offs + last.t),
+              updated_at = now()
+            from last
+            where p.key = ${key}
+            returning p.next_at - make_interval(secs => last.offs + ${requestSecs}::float8) as base
+          )
+          select s.o, s.slot, greatest(0, extract(epoch from (paced.base + make_interval(secs => s.offs) - clock_timestamp())) * 1000)::float8 as wait_ms
+          from sched s cross join paced
+          order by s.o`,
+    );
+    for (const row of rows) results[indexes[Number(row.o) - 1]] = { slot: Number(row.slot), waitMs: Number(row.wait_ms ?? 0) };
+  }
+  return results;
 }
 
 async function sleepUnlessHalted(ms: number, halted: () => boolean): Promise<boolean> {
