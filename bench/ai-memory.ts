@@ -69,6 +69,13 @@ async function server() {
   const served = await serveRoutes(routes, PORT);
   const setup = { url: served.url, token: await signAccessToken(accountId), big: await benchWorkflow(accountId, graph(big)), tiny: await benchWorkflow(accountId, graph(tiny, false)) };
   process.stdout.write(`READY ${JSON.stringify(setup)}\n`);
+  // What the server's memory is made of, every 5 s on stderr (V8's heap; external and array buffers hold PGlite's
+  // WASM memory), so an RSS over the target says where it went.
+  const mb = (b: number) => Math.round(b / 2 ** 20);
+  setInterval(() => {
+    const m = process.memoryUsage();
+    process.stderr.write(`  server memory: rss ${mb(m.rss)} MB, heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MB, external ${mb(m.external)} MB, array buffers ${mb(m.arrayBuffers)} MB\n`);
+  }, 5000).unref();
   setInterval(() => {}, 1 << 30);
 }
 
