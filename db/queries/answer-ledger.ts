@@ -1,6 +1,7 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
+import { groupCommit } from "@/lib/group-commit";
 import type { AnswerRecord, AnswerRow, AnswerStatus, AnswerTotals, LedgerKey } from "@/lib/ledgers/types";
 
 /**
@@ -61,15 +62,62 @@ export async function pendingItems(db: Db, key: LedgerKey, from: number, to: num
 /**
  * An answer or a failure, kept only while the row still asks the same request (a changed one is asked again). An
  * answer that arrives after its node stopped (the item was skipped meanwhile) is still recorded: it was paid for.
+ *
+ * Group commit, as the hot statements of enqueue: the answers that arrive while a statement is in flight go out
+ * together in the next one (one statement per round trip instead of one per item; a lone answer goes at once).
+ * `settleItem` resolves only once its answer is committed, so "recorded as it arrives" holds for every answer the
+ * caller has seen settled: the caller moves on to its next item only after that. The rule a crash keeps: the answers
+ * that may be lost are those of the group whose statement was in flight (or queued behind it) — answers no
+ * statement has recorded yet, at most one group per process — and only those items are asked again on resume. An
+ * item whose answer was recorded is never asked again.
+ *
+ * `record.progressRunId`: the execution run whose node row carries `progress: { done, total }`; the same statement
+ * moves its `done` on by the items this group settled (pending or skipped → done or failed), so progress costs no
+ * statement and no count of the node's rows.
  */
-export async function settleItem(db: Db, key: LedgerKey, record: AnswerRecord): Promise<void> {
-  const status: AnswerStatus = record.output ? "done" : "failed";
+export function settleItem(db: Db, key: LedgerKey, record: AnswerRecord): Promise<void> {
+  let group = settleGroups.get(db);
+  if (!group) settleGroups.set(db, (group = groupCommit((items: Settled[]) => settleItems(db, items), SETTLE_GROUP)));
+  return group({ key, record });
+}
+
+/** Answers per settle statement at most. */
+const SETTLE_GROUP = 500;
+type Settled = { key: LedgerKey; record: AnswerRecord };
+const settleGroups = new WeakMap<Db, (item: Settled) => Promise<void>>();
+
+async function settleItems(db: Db, items: Settled[]): Promise<void[]> {
+  const rows = JSON.stringify(
+    items.map(({ key, record: r }) => ({
+      r: key.runId,
+      n: key.nodeId,
+      i: r.itemIndex,
+      h: r.hash,
+      s: (r.output ? "done" : "failed") satisfies AnswerStatus,
+      o: r.output ?? null,
+      e: r.error ?? null,
+      it: r.inputTokens ?? null,
+      ot: r.outputTokens ?? null,
+      c: r.costUsd ?? null,
+      p: r.progressRunId ?? null,
+    })),
+  );
   await db.execute(sql`
-    update ai_items set status = ${status}, output = ${record.output ? JSON.stringify(record.output) : null}::jsonb,
-      error = ${record.error ?? null}, input_tokens = ${record.inputTokens ?? null}, output_tokens = ${record.outputTokens ?? null},
-      cost_usd = ${record.costUsd ?? null}, reused = false, answered_at = now()
-    where run_id = ${key.runId} and node_id = ${key.nodeId} and item_index = ${record.itemIndex} and request_hash = ${record.hash}
-      and status in ('pending', 'skipped')`);
+    with b as (
+      select * from jsonb_to_recordset(${rows}::jsonb) as x(r text, n text, i int, h text, s text, o jsonb, e text, it int, ot int, c float8, p text)
+    ), settled as (
+      update ai_items t set status = b.s, output = b.o, error = b.e, input_tokens = b.it, output_tokens = b.ot,
+        cost_usd = b.c, reused = false, answered_at = now()
+      from b
+      where t.run_id = b.r and t.node_id = b.n and t.item_index = b.i and t.request_hash = b.h and t.status in ('pending', 'skipped')
+      returning b.p, b.n
+    )
+    update node_results nr set progress = jsonb_build_object(
+        'done', least(coalesce((nr.progress->>'done')::int, 0) + c.k, (nr.progress->>'total')::int),
+        'total', (nr.progress->>'total')::int)
+    from (select p, n, count(*)::int as k from settled where p is not null group by p, n) c
+    where nr.run_id = c.p and nr.node_id = c.n and nr.progress is not null`);
+  return items.map(() => undefined);
 }
 
 export async function skipPendingItems(db: Db, key: LedgerKey, error: string): Promise<void> {

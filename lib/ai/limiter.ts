@@ -2,6 +2,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { AiCallLimits, AiFeedback, AiSlot } from "@/lib/nodes/ports";
+import { groupCommit } from "@/lib/group-commit";
 import { aiCallPolicy } from "./generate";
 
 /**
@@ -12,8 +13,11 @@ import { aiCallPolicy } from "./generate";
  *   estimated tokens × 60 s / tokensPerMinute, corrected by the real count after the call) and a hold (`hold_until`,
  *   set by a 429's retry-after or a window with nothing left); then it sleeps until that start. Waiting callers are
  *   spaced evenly instead of bursting.
- * - `ai_inflight`: at most maxConcurrency leased rows per key; a call holds one while it runs. A lease outlives a
- *   crashed process by the call timeout plus a margin, never longer.
+ * - `ai_inflight`: at most maxConcurrency leased rows per key; a call holds one while it runs. A lease is short
+ *   (`leaseMs`) and renewed by the live process holding it every `renewMs` (one statement per database for all its
+ *   slots), so a crashed process's slots are free again within `leaseMs`: an instance taking its runs over is not held
+ *   up for the length of a call timeout. A slot its holder never gives back (a bug) is renewed for the call timeout
+ *   plus a margin at most, then left to expire.
  * Times come from the database clock, so instances with skewed clocks agree.
  */
 export const aiLimiterPolicy = {
@@ -28,6 +32,12 @@ export const aiLimiterPolicy = {
    * be taken, in a short burst, instead of being lost for good. A provider's own bucket allows at least this much.
    */
   burstMs: 1000,
+  /** How long a slot stays leased without a renewal: what a crashed process's calls keep of the key. */
+  leaseMs: 15_000,
+  /** How often a live process renews the leases of its calls in flight. */
+  renewMs: 4_000,
+  /** The minute of requestsPerMinute and tokensPerMinute, in ms: tests shorten it to pace a small run faster. */
+  minuteMs: 60_000,
 };
 
 const seeded = new Set<string>();
@@ -43,7 +53,44 @@ async function seed(db: Db, key: string, max: number): Promise<void> {
   seeded.add(id);
 }
 
-const leaseSeconds = () => aiCallPolicy.timeoutMs / 1000 + 30;
+const leaseSeconds = () => aiLimiterPolicy.leaseMs / 1000;
+
+/** The slots this process holds, by database: `${key} ${slot}` → when it was taken (renewed until the call timeout). */
+const holdings = new Map<Db, Map<string, { key: string; slot: number; at: number }>>();
+let renewTimer: NodeJS.Timeout | undefined;
+
+function hold(db: Db, key: string, slot: number): void {
+  let mine = holdings.get(db);
+  if (!mine) holdings.set(db, (mine = new Map()));
+  mine.set(`${key} ${slot}`, { key, slot, at: Date.now() });
+  renewTimer ??= setInterval(() => void renewLeases(), aiLimiterPolicy.renewMs).unref();
+}
+
+function letGo(db: Db, key: string, slot: number): void {
+  const mine = holdings.get(db);
+  mine?.delete(`${key} ${slot}`);
+  if (mine?.size === 0) holdings.delete(db);
+  if (holdings.size === 0 && renewTimer) {
+    clearInterval(renewTimer);
+    renewTimer = undefined;
+  }
+}
+
+/** Renews the leases of the calls this process has in flight (a failed renewal waits for the next tick). */
+async function renewLeases(): Promise<void> {
+  const oldest = Date.now() - aiCallPolicy.timeoutMs - 30_000;
+  for (const [db, mine] of holdings) {
+    const slots = [...mine.values()].filter((h) => h.at > oldest).map((h) => ({ k: h.key, s: h.slot }));
+    if (slots.length === 0) continue;
+    await db
+      .execute(
+        sql`update ai_inflight f set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds()}::float8)
+            from jsonb_to_recordset(${JSON.stringify(slots)}::jsonb) as x(k text, s int)
+            where f.key = x.k and f.slot = x.s and f.lease_until > '-infinity'`,
+      )
+      .catch(() => undefined);
+  }
+}
 
 /**
  * Waits for a call of about `tokens` tokens: a free in-flight slot, then its start on the schedule. Answers the slot to
@@ -59,37 +106,21 @@ export async function acquireAiCall(
 ): Promise<AiSlot> {
   await seed(db, key, limits.maxConcurrency);
   const margin = aiLimiterPolicy.marginFactor;
-  const requestSecs = limits.requestsPerMinute ? (60 * margin) / limits.requestsPerMinute : 0;
-  const tokenSecs = limits.tokensPerMinute ? (60 * margin * tokens) / limits.tokensPerMinute : 0;
+  const minute = aiLimiterPolicy.minuteMs / 1000;
+  const requestSecs = limits.requestsPerMinute ? (minute * margin) / limits.requestsPerMinute : 0;
+  const tokenSecs = limits.tokensPerMinute ? (minute * margin * tokens) / limits.tokensPerMinute : 0;
   const burstSecs = aiLimiterPolicy.burstMs / 1000;
   for (;;) {
     if (opts.halted()) return { kind: "stopped" };
-    const [row] = await execRows<{ slot: number | null; wait_ms: number | string | null }>(
-      db,
-      sql`with lease as (
-            update ai_inflight set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds()}::float8)
-            where key = ${key} and slot = (
-              select slot from ai_inflight where key = ${key} and slot < ${limits.maxConcurrency}::int and lease_until <= clock_timestamp()
-              order by slot limit 1 for update skip locked)
-            returning slot
-          ), paced as (
-            update ai_pacing p set
-              next_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp() - make_interval(secs => ${burstSecs}::float8)) + make_interval(secs => ${requestSecs}::float8),
-              token_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp() - make_interval(secs => ${burstSecs}::float8)) + make_interval(secs => ${tokenSecs}::float8),
-              updated_at = now()
-            where p.key = ${key} and exists (select 1 from lease)
-            returning p.next_at - make_interval(secs => ${requestSecs}::float8) as start_at
-          )
-          select (select slot from lease) as slot,
-            (select greatest(0, extract(epoch from (start_at - clock_timestamp())) * 1000) from paced)::float8 as wait_ms`,
-    );
+    const row = await takeSlot(db, { key, max: limits.maxConcurrency, requestSecs, burstSecs, tokenSecs });
     if (row?.slot == null) {
       if (Date.now() >= opts.deadline) return { kind: "deadline" };
       await new Promise((resolve) => setTimeout(resolve, aiLimiterPolicy.pollMs * (0.5 + Math.random())));
       continue;
     }
     const slot = Number(row.slot);
-    const waitMs = Math.ceil(Number(row.wait_ms ?? 0));
+    hold(db, key, slot);
+    const waitMs = Math.ceil(row.waitMs);
     if (Date.now() + waitMs > opts.deadline) {
       await freeSlot(db, key, slot);
       return { kind: "deadline" };
@@ -98,10 +129,69 @@ export async function acquireAiCall(
       await freeSlot(db, key, slot);
       return { kind: "stopped" };
     }
-    // A long wait may have eaten into the lease: it covers the call from now.
-    if (waitMs > 1000) await db.execute(sql`update ai_inflight set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds()}::float8) where key = ${key} and slot = ${slot}`);
     return { kind: "ok", slot };
   }
+}
+
+type Want = { key: string; max: number; requestSecs: number; burstSecs: number; tokenSecs: number };
+type Taken = { slot: number; waitMs: number } | null;
+const takeGroups = new WeakMap<Db, (want: Want) => Promise<Taken>>();
+
+/**
+ * A free in-flight slot and a start on the key's schedule, or null when every slot is leased. Group-committed: the
+ * callers that ask while a statement is in flight go out together in the next one, one statement per key and limits,
+ * which leases up to that many free slots and gives them successive starts in the callers' order — the starts one
+ * statement per caller would have given (each moved on by the larger of the request spacing and its tokens' share).
+ */
+function takeSlot(db: Db, want: Want): Promise<Taken> {
+  let group = takeGroups.get(db);
+  if (!group) takeGroups.set(db, (group = groupCommit((wants: Want[]) => takeSlots(db, wants), 200)));
+  return group(want);
+}
+
+async function takeSlots(db: Db, wants: Want[]): Promise<Taken[]> {
+  const results: Taken[] = wants.map(() => null);
+  const byLimits = new Map<string, number[]>();
+  wants.forEach((w, i) => {
+    const id = JSON.stringify([w.key, w.max, w.requestSecs, w.burstSecs]);
+    byLimits.set(id, [...(byLimits.get(id) ?? []), i]);
+  });
+  for (const indexes of byLimits.values()) {
+    const { key, max, requestSecs, burstSecs } = wants[indexes[0]];
+    const asked = JSON.stringify(indexes.map((i, o) => ({ o: o + 1, t: wants[i].tokenSecs })));
+    const rows = await execRows<{ o: number | string; slot: number | string; wait_ms: number | string | null }>(
+      db,
+      sql`with want as (
+            select x.o, x.t from jsonb_to_recordset(${asked}::jsonb) as x(o int, t float8)
+          ), lease as (
+            update ai_inflight f set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds()}::float8)
+            where f.key = ${key} and f.slot in (
+              select slot from ai_inflight where key = ${key} and slot < ${max}::int and lease_until <= clock_timestamp()
+              order by slot limit ${indexes.length}::int for update skip locked)
+            returning f.slot
+          ), got as (
+            select w.o, l.slot, w.t, greatest(${requestSecs}::float8, w.t) as step
+            from (select slot, row_number() over (order by slot) as o from lease) l join want w on w.o = l.o
+          ), sched as (
+            select o, slot, t, coalesce(sum(step) over (order by o rows between unbounded preceding and 1 preceding), 0) as offs from got
+          ), last as (
+            select offs, t from sched order by o desc limit 1
+          ), paced as (
+            update ai_pacing p set
+              next_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp() - make_interval(secs => ${burstSecs}::float8)) + make_interval(secs => last.offs + ${requestSecs}::float8),
+              token_at = greatest(p.next_at, p.token_at, p.hold_until, clock_timestamp() - make_interval(secs => ${burstSecs}::float8)) + make_interval(secs => last.offs + last.t),
+              updated_at = now()
+            from last
+            where p.key = ${key}
+            returning p.next_at - make_interval(secs => last.offs + ${requestSecs}::float8) as base
+          )
+          select s.o, s.slot, greatest(0, extract(epoch from (paced.base + make_interval(secs => s.offs) - clock_timestamp())) * 1000)::float8 as wait_ms
+          from sched s cross join paced
+          order by s.o`,
+    );
+    for (const row of rows) results[indexes[Number(row.o) - 1]] = { slot: Number(row.slot), waitMs: Number(row.wait_ms ?? 0) };
+  }
+  return results;
 }
 
 async function sleepUnlessHalted(ms: number, halted: () => boolean): Promise<boolean> {
@@ -114,24 +204,41 @@ async function sleepUnlessHalted(ms: number, halted: () => boolean): Promise<boo
 }
 
 async function freeSlot(db: Db, key: string, slot: number): Promise<void> {
+  letGo(db, key, slot);
   await db.execute(sql`update ai_inflight set lease_until = '-infinity' where key = ${key} and slot = ${slot}`);
 }
 
 /**
  * After a call: its slot is free again, and the schedule learns what the provider said — the real token count
  * (`tokenDelta`, real minus estimated, moves the token budget), a hold (nobody calls before it ends, plus jitter) and
- * the spacing the provider's remaining window allows. One statement.
+ * the spacing the provider's remaining window allows. Group-committed: the releases that come while a statement is in
+ * flight go out together in the next one (their token corrections summed per key, the longest hold and spacing kept),
+ * so a busy key costs one statement per round trip, not one per call.
  */
-export async function releaseAiCall(db: Db, key: string, slot: number, limits: AiCallLimits, feedback: AiFeedback): Promise<void> {
-  const tokenSecs = limits.tokensPerMinute ? (60 * aiLimiterPolicy.marginFactor * feedback.tokenDelta) / limits.tokensPerMinute : 0;
+export function releaseAiCall(db: Db, key: string, slot: number, limits: AiCallLimits, feedback: AiFeedback): Promise<void> {
+  const tokenSecs = limits.tokensPerMinute ? ((aiLimiterPolicy.minuteMs / 1000) * aiLimiterPolicy.marginFactor * feedback.tokenDelta) / limits.tokensPerMinute : 0;
   const holdSecs = feedback.holdMs ? (feedback.holdMs + Math.random() * aiLimiterPolicy.holdJitterMs) / 1000 : 0;
   const spacingSecs = feedback.spacingMs ? feedback.spacingMs / 1000 : 0;
+  letGo(db, key, slot);
+  let group = releaseGroups.get(db);
+  if (!group) releaseGroups.set(db, (group = groupCommit((items: Release[]) => releaseAll(db, items), 500)));
+  return group({ k: key, s: slot, t: tokenSecs, h: holdSecs, sp: spacingSecs });
+}
+
+type Release = { k: string; s: number; t: number; h: number; sp: number };
+const releaseGroups = new WeakMap<Db, (item: Release) => Promise<void>>();
+
+async function releaseAll(db: Db, items: Release[]): Promise<void[]> {
   await db.execute(sql`
-    with freed as (update ai_inflight set lease_until = '-infinity' where key = ${key} and slot = ${slot})
-    update ai_pacing set
-      token_at = token_at + make_interval(secs => ${tokenSecs}::float8),
-      hold_until = greatest(hold_until, clock_timestamp() + make_interval(secs => ${holdSecs}::float8)),
-      next_at = greatest(next_at, clock_timestamp() + make_interval(secs => ${spacingSecs}::float8)),
+    with b as (select * from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as x(k text, s int, t float8, h float8, sp float8)),
+    freed as (update ai_inflight f set lease_until = '-infinity' from b where f.key = b.k and f.slot = b.s),
+    fed as (select k, sum(t) as t, max(h) as h, max(sp) as sp from b group by k)
+    update ai_pacing p set
+      token_at = p.token_at + make_interval(secs => fed.t),
+      hold_until = greatest(p.hold_until, clock_timestamp() + make_interval(secs => fed.h)),
+      next_at = greatest(p.next_at, clock_timestamp() + make_interval(secs => fed.sp)),
       updated_at = now()
-    where key = ${key} and (${tokenSecs}::float8 <> 0 or ${holdSecs}::float8 > 0 or ${spacingSecs}::float8 > 0)`);
+    from fed
+    where p.key = fed.k and (fed.t <> 0 or fed.h > 0 or fed.sp > 0)`);
+  return items.map(() => undefined);
 }

@@ -24,8 +24,28 @@ const O200K_MODELS = /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o1|o3|o4|chatgpt-4o)/;
  * public or differ.
  */
 export function countCallTokens(provider: string, modelId: string, system: string | undefined, prompt: string, outputs: DeclaredOutput[]): { tokens: number; exact: boolean } {
-  const schema = JSON.stringify(z.toJSONSchema(outputSchema(outputs)));
   const messages = (system ? 2 : 1) * 3 + 3;
-  const tokens = countTokens(system ?? "") + countTokens(prompt) + countTokens(schema) + messages;
+  const tokens = countSame(system ?? "") + countTokens(prompt) + schemaTokens(outputs) + messages;
   return { tokens, exact: provider === "openai" && O200K_MODELS.test(modelId) };
+}
+
+// An estimate counts the same declared outputs and, most often, the same system text for every item of a node:
+// counted once (the JSON schema of the outputs took most of the time of a 100,000-item estimate).
+const schemaCounts = new Map<string, number>();
+let lastSystem = { text: "", tokens: 0 };
+
+function schemaTokens(outputs: DeclaredOutput[]): number {
+  const key = JSON.stringify(outputs);
+  let tokens = schemaCounts.get(key);
+  if (tokens === undefined) {
+    tokens = countTokens(JSON.stringify(z.toJSONSchema(outputSchema(outputs))));
+    if (schemaCounts.size >= 100) schemaCounts.clear();
+    schemaCounts.set(key, tokens);
+  }
+  return tokens;
+}
+
+function countSame(text: string): number {
+  if (text !== lastSystem.text) lastSystem = { text, tokens: countTokens(text) };
+  return lastSystem.tokens;
 }

@@ -72,4 +72,6 @@ export type AnswerRecord = {
   inputTokens?: number;
   outputTokens?: number;
   costUsd?: number | null;
+  /** The execution run whose node row's `progress.done` this settle moves on (the node shows progress). */
+  progressRunId?: string;
 };

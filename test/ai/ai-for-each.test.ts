@@ -2,53 +2,34 @@
  * The AI node with forEach, end to end on the embedded executor and the real AI SDK against a local OpenAI-compatible
  * fake: one call per element, the answer ledger (a retry asks only what is unfinished), onItemError, cancel.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { aiItemPolicy } from "@/lib/nodes/ai/run-items";
-import { fakeResendForRuns, enqueue, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor } from "@/test/runs/helpers";
-import { prompt, startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
-import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
-import { accountWithAi, aiItems, cancel, itemOf, peopleRows, perRowGraph, retry } from "./helpers";
+import { describe, expect, it } from "vitest";
+import { enqueue, getRun, insertUpload, insertWorkflow, runToEnd } from "@/test/runs/helpers";
+import { prompt } from "@/test/support/fake-openai";
+import { accountWithAi, aiItems, aiTestBed, cancel, itemOf, peopleRows, perRowGraph, retry } from "./helpers";
 import { POST as sendHandler } from "@/app/api/workflows/runs/[runId]/send/route";
 import { POST as enqueueHandler } from "@/app/api/workflows/[workflowId]/run/route";
 import { call } from "@/test/support/http";
 
-const mail = fakeResendForRuns();
-let ai: FakeOpenAI;
-let executor: EmbeddedExecutor;
-const policy = { ...aiItemPolicy };
-
-beforeAll(async () => {
-  ai = await startFakeOpenAI();
-  executor = startTestExecutor();
-});
-afterAll(async () => {
-  await ai.close();
-});
-beforeEach(() => {
-  Object.assign(aiItemPolicy, policy, { backoffMs: 5, maxBackoffMs: 10, stopCheckMs: 50, cancelGraceMs: 100 });
-  ai.refuse(null);
-  ai.hangNext(0);
-  ai.answer((req) => ({ greeting: `Hi ${itemOf(prompt(req))}` }));
-});
+const bed = aiTestBed({ backoffMs: 5, maxBackoffMs: 10, stopCheckMs: 50, cancelGraceMs: 100 });
 
 describe("AI forEach", () => {
   it("asks once per row, adds the declared fields to each item, and an OUTPUT sends one email per item", async () => {
-    const { id, token } = await accountWithAi(ai.url);
+    const { id, token } = await accountWithAi(bed.ai.url);
     const uploadId = await insertUpload(id, ["name", "email"], peopleRows(5));
-    const before = ai.requests.length;
-    const run = await runToEnd(executor, token, await insertWorkflow(id, perRowGraph(uploadId)));
+    const before = bed.ai.requests.length;
+    const run = await runToEnd(bed.executor, token, await insertWorkflow(id, perRowGraph(uploadId)));
     expect(run.status).toBe("SUCCESS");
-    expect(ai.requests.length - before).toBe(5);
+    expect(bed.ai.requests.length - before).toBe(5);
     expect(run.nodes.ai.output.items[2]).toEqual({ name: "P2", email: "p2@example.com", greeting: "Hi P2" });
     expect(run.nodes.ai.output).toMatchObject({ count: 5, failed: 0, usage: { calls: 5, inputTokens: 50, outputTokens: 50, costUsd: null } });
-    const sent = mail.resend.emails().filter((e) => e.to[0].endsWith("@example.com") && e.text?.startsWith("Hi P"));
+    const sent = bed.resend.emails().filter((e) => e.to[0].endsWith("@example.com") && e.text?.startsWith("Hi P"));
     expect(sent.map((e) => e.text).sort()).toEqual(["Hi P0", "Hi P1", "Hi P2", "Hi P3", "Hi P4"]);
   });
 
   it("turns scalar elements into { value, ...fields }", async () => {
-    const { id, token } = await accountWithAi(ai.url);
+    const { id, token } = await accountWithAi(bed.ai.url);
     const uploadId = await insertUpload(id, ["name", "email"], peopleRows(1));
-    ai.answer((req) => (prompt(req).startsWith("List") ? { names: ["Ann", "Bob"] } : { greeting: `Hi ${itemOf(prompt(req))}` }));
+    bed.ai.answer((req) => (prompt(req).startsWith("List") ? { names: ["Ann", "Bob"] } : { greeting: `Hi ${itemOf(prompt(req))}` }));
     const graph = perRowGraph(uploadId, { forEach: "{{names.names}}", prompt: "Greet [item {{item}}]" });
     graph.nodes.splice(2, 0, { id: "names", type: "AI", data: { prompt: "List two names", output: [{ name: "names", type: "array" }] } });
     graph.edges = [
@@ -58,7 +39,7 @@ describe("AI forEach", () => {
       { source: "ai", target: "out" },
     ];
     (graph.nodes[4].data as Record<string, unknown>).to = "{{item.value}}@example.com";
-    const run = await runToEnd(executor, token, await insertWorkflow(id, graph));
+    const run = await runToEnd(bed.executor, token, await insertWorkflow(id, graph));
     expect(run.status).toBe("SUCCESS");
     expect(run.nodes.names.output).toEqual({ names: ["Ann", "Bob"], usage: { calls: 1, inputTokens: 10, outputTokens: 10, costUsd: null } });
     expect(run.nodes.ai.output.items).toEqual([
@@ -68,10 +49,10 @@ describe("AI forEach", () => {
   });
 
   it("onItemError skip: a refused item is left out and counted in failed", async () => {
-    const { id, token } = await accountWithAi(ai.url);
+    const { id, token } = await accountWithAi(bed.ai.url);
     const uploadId = await insertUpload(id, ["name", "email"], peopleRows(4));
-    ai.refuse((req) => itemOf(prompt(req)) === "P1");
-    const run = await runToEnd(executor, token, await insertWorkflow(id, perRowGraph(uploadId, { onItemError: "skip" })));
+    bed.ai.refuse((req) => itemOf(prompt(req)) === "P1");
+    const run = await runToEnd(bed.executor, token, await insertWorkflow(id, perRowGraph(uploadId, { onItemError: "skip" })));
     expect(run.status).toBe("SUCCESS");
     expect(run.nodes.ai.output).toMatchObject({ count: 3, failed: 1 });
     expect(run.nodes.ai.output.items.map((i: { name: string }) => i.name)).toEqual(["P0", "P2", "P3"]);
@@ -88,23 +69,23 @@ describe("AI forEach", () => {
     expect(failed.body.total).toBe(1);
     expect((await aiItems(token, run.runId, "out")).status).toBe(404);
     expect((await aiItems(token, run.runId, "ai", "?limit=1001")).status).toBe(422);
-    const stranger = await accountWithAi(ai.url);
+    const stranger = await accountWithAi(bed.ai.url);
     expect((await aiItems(stranger.token, run.runId, "ai")).status).toBe(404);
   });
 
   it("the send of a preview lists the preview's items for the AI node it copied, asking the model nothing", async () => {
-    const { id, token } = await accountWithAi(ai.url);
+    const { id, token } = await accountWithAi(bed.ai.url);
     const uploadId = await insertUpload(id, ["name", "email"], peopleRows(3));
     const workflowId = await insertWorkflow(id, perRowGraph(uploadId));
     const previewed = await call(enqueueHandler, { method: "POST", path: `/api/workflows/${workflowId}/run`, token, params: { workflowId }, json: { mode: "preview" } });
     expect(previewed.status).toBe(202);
-    await executor.idle();
-    const asked = ai.requests.length;
+    await bed.executor.idle();
+    const asked = bed.ai.requests.length;
     const sent = await call(sendHandler, { method: "POST", path: `/api/workflows/runs/${previewed.body.runId}/send`, token, params: { runId: previewed.body.runId } });
     expect(sent.status).toBe(202);
-    await executor.idle();
+    await bed.executor.idle();
     expect((await getRun(token, sent.body.runId)).body.status).toBe("SUCCESS");
-    expect(ai.requests.length).toBe(asked);
+    expect(bed.ai.requests.length).toBe(asked);
     const page = await aiItems(token, sent.body.runId, "ai");
     expect(page.status).toBe(200);
     expect(page.body.counts).toEqual({ pending: 0, done: 3, failed: 0, skipped: 0 });
@@ -112,24 +93,24 @@ describe("AI forEach", () => {
   });
 
   it("onItemError fail: the node fails naming the item; a retry asks only the unfinished items", async () => {
-    const { id, token } = await accountWithAi(ai.url);
+    const { id, token } = await accountWithAi(bed.ai.url);
     const uploadId = await insertUpload(id, ["name", "email"], peopleRows(250));
-    ai.refuse((req) => itemOf(prompt(req)) === "P120");
+    bed.ai.refuse((req) => itemOf(prompt(req)) === "P120");
     const workflowId = await insertWorkflow(id, perRowGraph(uploadId, { prompt: `Greet [item {{item.name}}] ${uploadId}` }));
-    const failed = await runToEnd(executor, token, workflowId);
+    const failed = await runToEnd(bed.executor, token, workflowId);
     expect(failed.status).toBe("FAILED");
     expect(failed.nodes.ai.error).toMatch(/^Item 120 failed: The AI provider answered with an error \(HTTP 400, content_policy_violation\)/);
     expect(failed.nodes.out.status).toBe("SKIPPED");
-    const mine = () => ai.requests.filter((r) => prompt(r).includes(uploadId));
+    const mine = () => bed.ai.requests.filter((r) => prompt(r).includes(uploadId));
     const askedFirst = new Map<string, number>();
     for (const r of mine()) askedFirst.set(itemOf(prompt(r)), (askedFirst.get(itemOf(prompt(r))) ?? 0) + 1);
     expect([...askedFirst.values()].every((n) => n === 1)).toBe(true);
 
-    ai.refuse(null);
+    bed.ai.refuse(null);
     const before = mine().length;
     const again = await retry(token, failed.runId);
     expect(again.status).toBe(202);
-    await executor.idle();
+    await bed.executor.idle();
     const run = (await getRun(token, again.body.runId)).body;
     expect(run.status).toBe("SUCCESS");
     expect(run.nodes.ai.output.count).toBe(250);
@@ -141,13 +122,13 @@ describe("AI forEach", () => {
   });
 
   it("a cancel during a slow call interrupts it and the run ends Cancelled", async () => {
-    const { id, token } = await accountWithAi(ai.url);
+    const { id, token } = await accountWithAi(bed.ai.url);
     const uploadId = await insertUpload(id, ["name", "email"], peopleRows(3));
-    ai.hangNext(100);
+    bed.ai.hangNext(100);
     const res = await enqueue(token, await insertWorkflow(id, perRowGraph(uploadId)));
-    const before = ai.requests.length;
-    for (let i = 0; i < 400 && ai.requests.length === before; i++) await new Promise((r) => setTimeout(r, 25));
-    expect(ai.requests.length).toBeGreaterThan(before);
+    const before = bed.ai.requests.length;
+    for (let i = 0; i < 400 && bed.ai.requests.length === before; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(bed.ai.requests.length).toBeGreaterThan(before);
     try {
       // The node's RUNNING row may be written a moment after its first call left (the store batches writes).
       let running = (await getRun(token, res.body.runId)).body;
@@ -157,13 +138,13 @@ describe("AI forEach", () => {
       }
       expect(running.nodes.ai).toMatchObject({ status: "RUNNING", progress: { done: 0, total: 3 } });
       expect((await cancel(token, res.body.runId)).status).toBe(202);
-      await executor.idle();
+      await bed.executor.idle();
       const run = (await getRun(token, res.body.runId)).body;
       expect(run.status).toBe("FAILED");
       expect(run.error).toBe("Cancelled");
       expect(run.nodes.ai.status).not.toBe("FAILED");
     } finally {
-      ai.hangNext(0);
+      bed.ai.hangNext(0);
     }
   });
 });

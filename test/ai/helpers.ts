@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { encryptSecret } from "@/lib/crypto";
@@ -7,7 +8,60 @@ import { POST as retryHandler } from "@/app/api/workflows/runs/[runId]/retry/rou
 import { GET as itemsHandler } from "@/app/api/workflows/runs/[runId]/nodes/[nodeId]/items/route";
 import { createTestAccount } from "@/test/support/accounts";
 import { call } from "@/test/support/http";
-import { trigger, type TestGraph } from "@/test/runs/helpers";
+import { fakeResendForRuns, startTestExecutor, trigger, type TestGraph } from "@/test/runs/helpers";
+import { prompt, startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
+import type { FakeResend } from "@/test/support/fake-resend";
+import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
+import { aiItemPolicy } from "@/lib/nodes/ai/run-items";
+import { aiLimiterPolicy } from "@/lib/ai/limiter";
+
+/**
+ * What the AI test files share, called at a file's top level: a fake Resend for the runs' emails, the local
+ * OpenAI-compatible fake and the test executor (started before the file's tests, closed after), and before each test
+ * the item policy (`policy` over its defaults, so tests wait milliseconds instead of seconds), the limiter's policy
+ * (`limiter` over its defaults) and a fake with no limit, failure or delay that greets each item ("Hi <name>").
+ */
+export function aiTestBed(policy: Partial<typeof aiItemPolicy>, limiter: Partial<typeof aiLimiterPolicy> = {}) {
+  const mail = fakeResendForRuns();
+  const itemDefaults = { ...aiItemPolicy };
+  const limiterDefaults = { ...aiLimiterPolicy };
+  let ai: FakeOpenAI | undefined;
+  let executor: EmbeddedExecutor | undefined;
+  beforeAll(async () => {
+    ai = await startFakeOpenAI();
+    executor = startTestExecutor();
+  });
+  afterAll(async () => {
+    Object.assign(aiItemPolicy, itemDefaults);
+    Object.assign(aiLimiterPolicy, limiterDefaults);
+    await ai?.close();
+  });
+  beforeEach(() => {
+    Object.assign(aiItemPolicy, itemDefaults, policy);
+    Object.assign(aiLimiterPolicy, limiterDefaults, limiter);
+    const fake = ai!;
+    fake.limit(null);
+    fake.refuse(null);
+    fake.hangNext(0);
+    fake.delayMs(0);
+    fake.quotaExhausted(false);
+    fake.answer((req) => ({ greeting: `Hi ${itemOf(prompt(req))}` }));
+    fake.stats.ok = fake.stats.rateLimited = fake.stats.maxInFlight = 0;
+  });
+  return {
+    get ai(): FakeOpenAI {
+      if (!ai) throw new Error("the fake model starts in beforeAll");
+      return ai;
+    },
+    get executor(): EmbeddedExecutor {
+      if (!executor) throw new Error("the executor starts in beforeAll");
+      return executor;
+    },
+    get resend(): FakeResend {
+      return mail.resend;
+    },
+  };
+}
 
 /** An account whose AI provider is the local fake (openai-compatible at `baseUrl`). */
 export async function accountWithAi(baseUrl: string, settings: Partial<typeof accounts.$inferInsert> = {}) {

@@ -8,6 +8,11 @@ import type { AddressInfo } from "node:net";
  *   // account settings: provider "anthropic", baseUrl claude.url (ends in /v1)
  *   claude.answer((text) => ({ greeting: "…" }))   // the JSON object the model "generates" for the user text
  *   claude.limit({ requestsPerWindow: 4, windowMs: 500 })  // anthropic-ratelimit-* headers; 429 with retry-after beyond
+ *   claude.limitPerMinute({ requests: 4000, inputTokens: 300_000, outputTokens: 80_000 })
+ *                                                   // Anthropic's token buckets (refilled continuously, full once a
+ *                                                   // minute): anthropic-ratelimit-{requests,input-tokens,
+ *                                                   // output-tokens,tokens}-* headers, 429 with retry-after beyond;
+ *                                                   // usage then counts the request's real size (anthropicTokens)
  *   claude.billingError(true)                       // "Your credit balance is too low…" from now on
  *   claude.stats                                    // { ok, rateLimited }
  * The answer comes as the `json` tool's input when the request offers that tool (the SDK's JSON-tool mode), else as
@@ -18,6 +23,7 @@ export type FakeAnthropic = {
   requests: { body: Record<string, unknown>; headers: http.IncomingHttpHeaders }[];
   answer(fn: (userText: string) => unknown): void;
   limit(limits: { requestsPerWindow: number; windowMs: number } | null): void;
+  limitPerMinute(limits: { requests: number; inputTokens: number; outputTokens: number } | null): void;
   billingError(on: boolean): void;
   stats: { ok: number; rateLimited: number };
   close(): Promise<void>;
@@ -33,6 +39,66 @@ export function userText(body: Record<string, unknown>): string {
     .join("\n");
 }
 
+/** Output tokens of every answer while limitPerMinute is set. */
+export const ANTHROPIC_OUTPUT_TOKENS = 10;
+
+/** The fake's input-token count of a request: a token per 4 characters of its system, messages and tools. */
+export function anthropicTokens(body: Record<string, unknown>): number {
+  return Math.ceil(JSON.stringify([body.system ?? null, body.messages ?? [], body.tools ?? null]).length / 4);
+}
+
+/**
+ * Anthropic's per-minute limits as token buckets (its documented algorithm): each refills continuously to its
+ * capacity over a minute. Output tokens are taken when the answer is sent (a request is admitted while the bucket has
+ * any left, as Anthropic estimates them ahead).
+ */
+function perMinuteBuckets(limits: { requests: number; inputTokens: number; outputTokens: number }) {
+  const names = ["requests", "input-tokens", "output-tokens"] as const;
+  const capacity = { requests: limits.requests, "input-tokens": limits.inputTokens, "output-tokens": limits.outputTokens };
+  const level = { ...capacity };
+  let at = Date.now();
+  const refill = () => {
+    const now = Date.now();
+    for (const n of names) level[n] = Math.min(capacity[n], level[n] + ((now - at) * capacity[n]) / 60_000);
+    at = now;
+  };
+  const full = (n: (typeof names)[number]) => new Date(Date.now() + ((capacity[n] - level[n]) * 60_000) / capacity[n]).toISOString();
+  return {
+    admit(input: number): number {
+      refill();
+      const short = [
+        level.requests < 1 ? ((1 - level.requests) * 60_000) / capacity.requests : 0,
+        level["input-tokens"] < input ? ((input - level["input-tokens"]) * 60_000) / capacity["input-tokens"] : 0,
+        level["output-tokens"] < 1 ? ((1 - level["output-tokens"]) * 60_000) / capacity["output-tokens"] : 0,
+      ];
+      const wait = Math.max(...short);
+      if (wait > 0) return wait;
+      level.requests -= 1;
+      level["input-tokens"] -= input;
+      return 0;
+    },
+    spend(output: number) {
+      refill();
+      level["output-tokens"] -= output;
+    },
+    headers(): Record<string, string> {
+      refill();
+      const headers: Record<string, string> = {};
+      for (const n of names) {
+        headers[`anthropic-ratelimit-${n}-limit`] = String(capacity[n]);
+        headers[`anthropic-ratelimit-${n}-remaining`] = String(Math.max(0, Math.floor(level[n])));
+        headers[`anthropic-ratelimit-${n}-reset`] = full(n);
+      }
+      // The most restrictive of the token limits, as Anthropic sends it.
+      const tokens = level["input-tokens"] / capacity["input-tokens"] <= level["output-tokens"] / capacity["output-tokens"] ? "input-tokens" : "output-tokens";
+      headers["anthropic-ratelimit-tokens-limit"] = String(capacity[tokens]);
+      headers["anthropic-ratelimit-tokens-remaining"] = String(Math.max(0, Math.floor(level[tokens])));
+      headers["anthropic-ratelimit-tokens-reset"] = full(tokens);
+      return headers;
+    },
+  };
+}
+
 export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   const requests: FakeAnthropic["requests"] = [];
   let respond: (text: string) => unknown = () => ({});
@@ -40,8 +106,10 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   let window = { start: Date.now(), requests: 0 };
   let billing = false;
   const stats = { ok: 0, rateLimited: 0 };
+  let buckets: ReturnType<typeof perMinuteBuckets> | null = null;
 
   const limitHeaders = (): Record<string, string> => {
+    if (buckets) return buckets.headers();
     if (!limits) return {};
     return {
       "anthropic-ratelimit-requests-limit": String(limits.requestsPerWindow),
@@ -70,10 +138,21 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
         if (Date.now() >= window.start + limits.windowMs) window = { start: Date.now(), requests: 0 };
         if (window.requests >= limits.requestsPerWindow) {
           stats.rateLimited++;
-          const seconds = Math.max(1, Math.ceil((window.start + limits.windowMs - Date.now()) / 1000));
-          return json(429, { type: "error", error: { type: "rate_limit_error", message: "Number of requests has exceeded your rate limit" } }, { ...limitHeaders(), "retry-after": String(seconds) });
+          // Whole seconds as Anthropic sends them; a window shorter than a second (tests) says its fraction.
+          const left = (window.start + limits.windowMs - Date.now()) / 1000;
+          const seconds = limits.windowMs < 1000 ? Math.max(0.001, left).toFixed(3) : String(Math.max(1, Math.ceil(left)));
+          return json(429, { type: "error", error: { type: "rate_limit_error", message: "Number of requests has exceeded your rate limit" } }, { ...limitHeaders(), "retry-after": seconds });
         }
         window.requests++;
+      }
+      const inputTokens = buckets ? anthropicTokens(body) : 12;
+      if (buckets) {
+        const waitMs = buckets.admit(inputTokens);
+        if (waitMs > 0) {
+          stats.rateLimited++;
+          return json(429, { type: "error", error: { type: "rate_limit_error", message: "Number of request tokens has exceeded your per-minute rate limit" } }, { ...limitHeaders(), "retry-after": String(Math.max(1, Math.ceil(waitMs / 1000))) });
+        }
+        buckets.spend(ANTHROPIC_OUTPUT_TOKENS);
       }
       stats.ok++;
       const answer = respond(userText(body));
@@ -92,7 +171,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
           content,
           stop_reason: viaTool ? "tool_use" : "end_turn",
           stop_sequence: null,
-          usage: { input_tokens: 12, output_tokens: 8 },
+          usage: { input_tokens: inputTokens, output_tokens: buckets ? ANTHROPIC_OUTPUT_TOKENS : 8 },
         },
         limitHeaders(),
       );
@@ -109,6 +188,9 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     limit: (next) => {
       limits = next;
       window = { start: Date.now(), requests: 0 };
+    },
+    limitPerMinute: (next) => {
+      buckets = next ? perMinuteBuckets(next) : null;
     },
     billingError: (on) => {
       billing = on;

@@ -18,6 +18,8 @@ import type { AddressInfo } from "node:net";
  *   ai.callsFor("#12")      // how many requests carried this text in their user message
  *   ai.stats                // { ok, rateLimited } answers
  *   ai.delayMs(50)          // every answer waits this long (slow model)
+ *   ai.countUsage((req, content) => ({ promptTokens, completionTokens }))
+ *                           // the usage every answer reports (default: 10 and 10, or the token limit's count)
  */
 export type ChatRequest = {
   model: string;
@@ -39,6 +41,7 @@ export type FakeOpenAI = {
   quotaExhausted(on: boolean): void;
   callsFor(text: string): number;
   delayMs(ms: number): void;
+  countUsage(fn: ((req: ChatRequest, content: string) => { promptTokens: number; completionTokens: number }) | null): void;
   stats: { ok: number; rateLimited: number; inFlight: number; maxInFlight: number };
   close(): Promise<void>;
 };
@@ -69,6 +72,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   let refuse: ((req: ChatRequest) => boolean) | null = null;
   let quota = false;
   let delay = 0;
+  let usageOf: ((req: ChatRequest, content: string) => { promptTokens: number; completionTokens: number }) | null = null;
   const stats = { ok: 0, rateLimited: 0, inFlight: 0, maxInFlight: 0 };
 
   const refill = () => {
@@ -167,6 +171,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       }
       const content = respond(body);
       stats.ok++;
+      const usage = usageOf?.(body, content) ?? { promptTokens: limits ? tokens : 10, completionTokens: COMPLETION_TOKENS };
       const send = () => res.writeHead(200, { "content-type": "application/json", ...limitHeaders() }).end(
         JSON.stringify({
           id: `chatcmpl-${requests.length}`,
@@ -174,7 +179,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
           created: Math.floor(Date.now() / 1000),
           model: body.model,
           choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-          usage: { prompt_tokens: limits ? tokens : 10, completion_tokens: COMPLETION_TOKENS, total_tokens: (limits ? tokens : 10) + COMPLETION_TOKENS },
+          usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens },
         }),
       );
       if (delay > 0) setTimeout(send, delay);
@@ -211,6 +216,9 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     callsFor: (text) => requests.filter((r) => prompt(r).includes(text)).length,
     delayMs: (ms) => {
       delay = ms;
+    },
+    countUsage: (fn) => {
+      usageOf = fn;
     },
     stats,
     close: async () => {

@@ -2,7 +2,7 @@ import "server-only";
 import { callModel, type ModelAnswer, type ModelFailure } from "@/lib/ai/call-model";
 import { readRateHeaders } from "@/lib/ai/rate-headers";
 import { approxCallTokens, approxTokens } from "@/lib/ai/tokens";
-import type { AiCallLimits, AnswerTotals, LedgerKey } from "../ports";
+import type { AiCallLimits } from "../ports";
 import { NodeError, type NodeOf, type NodeRuntime } from "../types";
 import { aiData, answerKey, fmt, prepare, type Prepared } from "./items";
 import { costOf } from "@/lib/ai/prices";
@@ -59,7 +59,10 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
   const pending = await answers.pending(key, from, Math.min(to, prep.count));
   if (pending.length === 0) return;
   noteStart(rt);
-  await loadTally(rt, key);
+  // The ledger's spend so far (a sum over the run's items) is read only when a cap needs it: without one, a statement
+  // per 100 items over every row of the node would grow with the node (O(n²) over a 100,000-item node).
+  const caps = capsOf(prep.settings, aiData(node).maxCostUsd);
+  if (caps.node !== null || caps.run !== null) await loadTally(rt, key);
   const deadline = (startedAt.get(rt) ?? Date.now()) + (aiItemPolicy.budgetMs ?? ctx.budgetMinutes * 60_000);
   const controller = new AbortController();
   let stopping = false;
@@ -99,7 +102,6 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
     throw failure;
   }
   if (stopping) return "stopped";
-  if (prep.list) await writeProgress(rt, key, prep);
 }
 
 type Outcome = ModelAnswer | ModelFailure | { ok: false; kind: "budget"; message: string } | { ok: false; kind: "cap"; cap: number };
@@ -182,10 +184,12 @@ async function sleep(ms: number, opts: { signal: AbortSignal; halted: () => bool
 async function settle(rt: NodeRuntime, node: NodeOf<"AI">, prep: Prepared, index: number, outcome: Outcome, budgetMinutes: number): Promise<NodeError | undefined> {
   const key = answerKey(node, rt);
   const { hash } = prep.render(index);
+  // The settle's statement also moves the node's progress on (a list node shows `progress: { done, total }`).
+  const progressRunId = prep.list ? rt.runId : undefined;
   if (outcome.ok) {
     const costUsd = costOf(prep.prices, outcome.usage.inputTokens, outcome.usage.outputTokens);
     addSpend(rt, costUsd);
-    await rt.ports.answers.settle(key, { itemIndex: index, hash, output: outcome.output, ...outcome.usage, costUsd });
+    await rt.ports.answers.settle(key, { itemIndex: index, hash, output: outcome.output, ...outcome.usage, costUsd, progressRunId });
     return undefined;
   }
   if (outcome.kind === "aborted") return undefined;
@@ -193,7 +197,7 @@ async function settle(rt: NodeRuntime, node: NodeOf<"AI">, prep: Prepared, index
     const error = `${prep.list ? `Item ${index}: ` : ""}${outcome.message}`;
     const costUsd = outcome.usage ? costOf(prep.prices, outcome.usage.inputTokens, outcome.usage.outputTokens) : null;
     addSpend(rt, costUsd);
-    await rt.ports.answers.settle(key, { itemIndex: index, hash, error, ...(outcome.usage ?? {}), costUsd });
+    await rt.ports.answers.settle(key, { itemIndex: index, hash, error, ...(outcome.usage ?? {}), costUsd, progressRunId });
     if (aiData(node).onItemError === "skip" && prep.list) return undefined;
     return new NodeError(prep.list ? `Item ${fmt(index)} failed: ${outcome.message}` : outcome.message);
   }
@@ -214,10 +218,4 @@ class NodeFailure extends NodeError {
   constructor(readonly word: () => Promise<string>) {
     super("The AI node stopped");
   }
-}
-
-async function writeProgress(rt: NodeRuntime, key: LedgerKey, prep: Prepared): Promise<AnswerTotals> {
-  const totals = await rt.ports.answers.totals(key);
-  await rt.ports.answers.writeProgress(rt.runId, key.nodeId, { done: totals.counts.done + totals.counts.failed, total: prep.count });
-  return totals;
 }

@@ -1,0 +1,235 @@
+/**
+ * Memory and responsiveness while a big AI node runs, by the freeze benchmark's rules (bench/freeze.ts): a server
+ * process on the embedded PGlite (a fresh DATA_DIR) with the embedded executor, serving the app's route handlers over
+ * real HTTP; a TRIGGER → DATA_SOURCE (ITEMS rows) → AI (forEach, one call per row) run against the OpenAI-compatible
+ * fake (in this orchestrating process, so its work is not the server's); a poller in a child process of its own that
+ * every 100 ms (each endpoint on its own clock) sends `POST /api/workflows/:tiny/run`, `GET /api/workflows/runs/:big`
+ * and `GET /api/health` until the big run ends. Prints the server's peak RSS (process tree, sampled every 100 ms;
+ * target < 600 MB) and p50/p99/max per endpoint (target: max ≤ 250 ms, p99 ≤ 100 ms), beside the load average.
+ *
+ * The server is not `next start` of a build (building is not done for a benchmark here): the same route handlers
+ * called the way test/support/route-server.ts calls them, with the Node flags of `npm start`. Next's own request
+ * handling adds a little CPU per request, no memory that grows with the run.
+ *
+ *   npx tsx --conditions=react-server bench/ai-memory.ts [--items 100000] [--port 3710]
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { readFileSync } from "node:fs";
+import { loadAverage, startScriptNodeFlags, treeCpuMs, treeRss } from "./server-support";
+
+/** The server process's own RSS (tsx's esbuild helper process, which `next start` has not, left out). */
+const ownRss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+
+const { values: args } = parseArgs({
+  options: {
+    items: { type: "string", default: process.env.BENCH_ITEMS ?? "100000" },
+    port: { type: "string", default: "3710" },
+    server: { type: "boolean", default: false },
+  },
+});
+const ITEMS = Number(args.items);
+const PORT = Number(args.port);
+
+/** The server process: PGlite, the executor, the route handlers; sets up the account, upload and workflows. */
+async function server() {
+  const { benchAccount, benchEnv, benchUpload, benchWorkflow } = await import("./bench-support");
+  benchEnv();
+  const { eq } = await import("drizzle-orm");
+  const { getDb } = await import("@/db/client");
+  const { accounts } = await import("@/db/schema");
+  const { encryptSecret } = await import("@/lib/crypto");
+  const { signAccessToken } = await import("@/lib/auth/tokens");
+  const { startEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
+  const { serveRoutes } = await import("@/test/support/route-server");
+  const accountId = await benchAccount();
+  await (await getDb())
+    .update(accounts)
+    .set({ aiProvider: "openai-compatible", aiModel: "bench-model", aiBaseUrl: process.env.BENCH_AI_URL!, aiKeyEncrypted: encryptSecret("sk-bench-memory-1234"), aiKeyLast4: "1234", aiMaxConcurrency: 8 })
+    .where(eq(accounts.id, accountId));
+  const big = await benchUpload(accountId, ["name", "email", "company"], ITEMS, (i) => [`Person ${i}`, `person${i}@example.com`, `Company ${i % 977}`]);
+  const tiny = await benchUpload(accountId, ["name", "email"], 1, () => ["Nobody", "nobody@example.com"]);
+  const graph = (uploadId: string, withAi = true) => ({
+    nodes: [
+      { id: "t", type: "TRIGGER", data: {} },
+      { id: "src", type: "DATA_SOURCE", data: { uploadId } },
+      ...(withAi ? [{ id: "ai", type: "AI", data: { forEach: "{{src.rows}}", prompt: "One line of thanks for {{item.name}} of {{item.company}}", output: [{ name: "line", type: "string" }] } }] : []),
+    ],
+    edges: [{ source: "t", target: "src" }, ...(withAi ? [{ source: "src", target: "ai" }] : [])],
+  });
+  const routes = [
+    { pattern: /^\/api\/health$/, module: await import("@/app/api/health/route") },
+    { pattern: /^\/api\/workflows\/runs\/(?<runId>[^/]+)$/, module: await import("@/app/api/workflows/runs/[runId]/route") },
+    { pattern: /^\/api\/workflows\/(?<workflowId>[^/]+)\/run$/, module: await import("@/app/api/workflows/[workflowId]/run/route") },
+  ];
+  startEmbeddedExecutor({ getDb, concurrency: 4, sweepIntervalMs: 3_600_000 });
+  const served = await serveRoutes(routes, PORT);
+  const setup = { url: served.url, token: await signAccessToken(accountId), big: await benchWorkflow(accountId, graph(big)), tiny: await benchWorkflow(accountId, graph(tiny, false)) };
+  process.stdout.write(`READY ${JSON.stringify(setup)}\n`);
+  // What the server's memory is made of, every 5 s on stderr (V8's heap; external and array buffers hold PGlite's
+  // WASM memory), so an RSS over the target says where it went.
+  const mb = (b: number) => Math.round(b / 2 ** 20);
+  setInterval(() => {
+    const m = process.memoryUsage();
+    process.stderr.write(`  server memory: rss ${mb(m.rss)} MB, heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MB, external ${mb(m.external)} MB, array buffers ${mb(m.arrayBuffers)} MB\n`);
+  }, 5000).unref();
+  setInterval(() => {}, 1 << 30);
+}
+
+/** The poller (plain node:http with keep-alive, in its own process), as bench/freeze.ts's. */
+const POLLER = `
+const http = require("node:http");
+const [base, token, bigWorkflow, tinyWorkflow] = process.argv.slice(1);
+const url = new URL(base);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+function request(method, path) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = http.request({ host: url.hostname, port: url.port, path, method, agent,
+      headers: { authorization: "Bearer " + token, "content-length": "0" } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode, body, ms: performance.now() - started }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+(async () => {
+  await request("GET", "/api/workflows/runs/run_warmup");
+  await request("GET", "/api/health");
+  await request("POST", "/api/workflows/" + tinyWorkflow + "/run");
+  const enqueue = await request("POST", "/api/workflows/" + bigWorkflow + "/run");
+  if (enqueue.status !== 202) throw new Error("enqueue answered " + enqueue.status + ": " + enqueue.body);
+  const runId = JSON.parse(enqueue.body).runId;
+  const t0 = performance.now();
+  const samples = { "POST run": [], "GET run": [], "GET health": [] };
+  const statuses = {};
+  const slow = [];
+  let done = false;
+  let final;
+  let lastProgress = "";
+  const loop = async (name, method, path, onAnswer) => {
+    while (!done) {
+      const tick = performance.now();
+      const answer = await request(method, path);
+      samples[name].push(answer.ms);
+      if (answer.ms > 100) slow.push({ name, atMs: Math.round(tick - t0), ms: Math.round(answer.ms) });
+      statuses[name + " " + answer.status] = (statuses[name + " " + answer.status] ?? 0) + 1;
+      if (onAnswer) onAnswer(answer);
+      const wait = 100 - (performance.now() - tick);
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+  };
+  const terminal = (answer) => {
+    if (answer.status !== 200) return;
+    const run = JSON.parse(answer.body);
+    const p = run.nodes && run.nodes.ai && run.nodes.ai.progress;
+    if (p && Math.floor(p.done / 10000) !== Math.floor(Number(lastProgress) / 10000)) process.stderr.write("  progress " + p.done + "/" + p.total + " at +" + Math.round((performance.now() - t0) / 1000) + " s\\n");
+    if (p) lastProgress = String(p.done);
+    if (["SUCCESS", "FAILED", "CANCELLED"].includes(run.status)) { done = true; final = run; }
+  };
+  await Promise.all([
+    loop("POST run", "POST", "/api/workflows/" + tinyWorkflow + "/run"),
+    loop("GET run", "GET", "/api/workflows/runs/" + runId, terminal),
+    loop("GET health", "GET", "/api/health"),
+  ]);
+  const stats = {};
+  for (const [name, list] of Object.entries(samples)) {
+    const sorted = [...list].sort((a, b) => a - b);
+    const at = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+    stats[name] = { n: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] };
+  }
+  process.stdout.write(JSON.stringify({ stats, statuses, slow, seconds: (performance.now() - t0) / 1000,
+    run: { status: final.status, error: final.error, startedAt: final.startedAt, completedAt: final.completedAt, ai: final.result && final.result.ai } }));
+})().catch((error) => { console.error(error); process.exit(1); });
+`;
+
+type Report = {
+  stats: Record<string, { n: number; p50: number; p99: number; max: number }>;
+  statuses: Record<string, number>;
+  slow: { name: string; atMs: number; ms: number }[];
+  seconds: number;
+  run: { status: string; error: unknown; startedAt: string | null; completedAt: string | null; ai: { calls: number } | null };
+};
+
+async function main() {
+  const { startFakeOpenAI } = await import("@/test/support/fake-openai");
+  const ai = await startFakeOpenAI();
+  ai.answer(() => ({ line: "Thanks for being with us." }));
+  const dataDir = mkdtempSync(path.join(process.env.BENCH_TMP ?? os.tmpdir(), "flowmail-ai-memory-"));
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...startScriptNodeFlags(), "--conditions=react-server", "--import", "tsx", "bench/ai-memory.ts", "--server", "--items", String(ITEMS), "--port", String(PORT)],
+    { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "error", BENCH_AI_URL: ai.url, NODE_ENV: "production", RUN_RATE_LIMIT_PER_MINUTE: "100000000", RESEND_API_KEY: "re_bench", ALLOW_PRIVATE_NETWORK_TARGETS: "true", RESEND_BASE_URL: "http://127.0.0.1:9", AUTH_SECRET: process.env.AUTH_SECRET ?? "bench-secret-bench-secret-bench-secret-0123" }, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  let ok = false;
+  try {
+    const setup = await new Promise<{ url: string; token: string; big: string; tiny: string }>((resolve, reject) => {
+      let out = "";
+      child.stdout!.setEncoding("utf8");
+      child.stdout!.on("data", (c: string) => {
+        out += c;
+        const m = /READY (.+)\n/.exec(out);
+        if (m) resolve(JSON.parse(m[1]) as { url: string; token: string; big: string; tiny: string });
+      });
+      child.on("exit", (code) => reject(new Error(`the server exited with ${code}`)));
+    });
+    const cpuBefore = treeCpuMs(child.pid!);
+    const rssBefore = ownRss(child.pid!);
+    let peakRss = rssBefore;
+    let peakTree = treeRss(child.pid!);
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, ownRss(child.pid!));
+      peakTree = Math.max(peakTree, treeRss(child.pid!));
+    }, 100);
+    const loadBefore = loadAverage();
+    const report = await new Promise<Report>((resolve, reject) => {
+      const poller = spawn(process.execPath, ["-e", POLLER, setup.url, setup.token, setup.big, setup.tiny], { stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      poller.stdout.setEncoding("utf8");
+      poller.stdout.on("data", (c: string) => (out += c));
+      poller.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as Report) : reject(new Error(`the poller exited with ${code}`))));
+    });
+    clearInterval(sampler);
+    const cpuSeconds = (treeCpuMs(child.pid!) - cpuBefore) / 1000;
+    const runSeconds = report.run.startedAt && report.run.completedAt ? (Date.parse(report.run.completedAt) - Date.parse(report.run.startedAt)) / 1000 : NaN;
+    const mb = (b: number) => `${Math.round(b / 2 ** 20)} MB`;
+    const f = (ms: number) => `${Math.round(ms)}ms`;
+    console.log(`ai-memory: pglite, ${ITEMS.toLocaleString("en")} items, run ${report.run.status}${report.run.error ? ` (${JSON.stringify(report.run.error)})` : ""}, ${report.run.ai?.calls ?? "?"} calls, ${ai.requests.length} requests at the fake`);
+    console.log(`  run startedAt→completedAt ${runSeconds.toFixed(1)} s; server CPU ${cpuSeconds.toFixed(1)} s; server RSS ${mb(rssBefore)} before, peak ${mb(peakRss)} (target < 600 MB): ${peakRss < 600 * 2 ** 20 ? "met" : "NOT met"}; with tsx's esbuild process ${mb(peakTree)}`);
+    let met = peakRss < 600 * 2 ** 20 && report.run.status === "SUCCESS";
+    for (const [name, s] of Object.entries(report.stats)) {
+      const good = s.max <= 250;
+      met &&= good;
+      console.log(`  ${name.padEnd(10)} n=${String(s.n).padStart(5)} p50=${f(s.p50).padStart(6)} p99=${f(s.p99).padStart(6)} max=${f(s.max).padStart(6)} ${good ? "met" : "NOT met"} (max ≤ 250ms; p99 ${s.p99 <= 100 ? "≤" : ">"} 100ms)`);
+    }
+    const slowest = [...report.slow].sort((a, b) => b.ms - a.ms).slice(0, 8).sort((a, b) => a.atMs - b.atMs);
+    console.log(`  ${report.slow.length} answers over 100 ms; the slowest: ${slowest.map((s) => `${s.name} ${s.ms}ms at +${(s.atMs / 1000).toFixed(1)}s`).join(", ") || "none"}`);
+    console.log(`  answers: ${Object.entries(report.statuses).map(([k, n]) => `${k}×${n}`).join(", ")}`);
+    console.log(`  load average (1/5/15 min): before ${loadBefore}, after ${loadAverage()}, on ${os.cpus().length} cores`);
+    ok = met;
+  } finally {
+    child.kill("SIGKILL");
+    await ai.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  process.exit(ok ? 0 : 1);
+}
+
+if (args.server) {
+  server().catch((error: unknown) => {
+    console.error(error);
+    process.exit(2);
+  });
+} else {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
