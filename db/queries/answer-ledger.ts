@@ -21,7 +21,7 @@ export async function recordRequests(db: Db, key: LedgerKey, requests: { itemInd
     const rows = JSON.stringify(requests.slice(start, start + CHUNK).map((r) => ({ i: r.itemIndex, h: r.hash })));
     await db.execute(sql`
       insert into ai_items (run_id, node_id, item_index, account_id, request_hash)
-      select ${key.runId}, ${key.nodeId}, x.i, ${key.accountId}, x.h
+      select ${key.chainRunId}, ${key.nodeId}, x.i, ${key.accountId}, x.h
       from jsonb_to_recordset(${rows}::jsonb) as x(i int, h text)
       on conflict (run_id, node_id, item_index) do update set
         request_hash = excluded.request_hash,
@@ -45,7 +45,7 @@ async function reuseAnswers(db: Db, key: LedgerKey, days: number): Promise<void>
         and not (o.run_id = p.run_id and o.node_id = p.node_id)
       order by o.answered_at desc limit 1
     ) s
-    where p.run_id = ${key.runId} and p.node_id = ${key.nodeId} and p.status = 'pending'
+    where p.run_id = ${key.chainRunId} and p.node_id = ${key.nodeId} and p.status = 'pending'
       and t.run_id = p.run_id and t.node_id = p.node_id and t.item_index = p.item_index`);
 }
 
@@ -53,7 +53,7 @@ export async function pendingItems(db: Db, key: LedgerKey, from: number, to: num
   const rows = await execRows<{ item_index: number }>(
     db,
     sql`select item_index from ai_items
-        where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'pending' and item_index >= ${from} and item_index < ${to}
+        where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and status = 'pending' and item_index >= ${from} and item_index < ${to}
         order by item_index`,
   );
   return rows.map((r) => Number(r.item_index));
@@ -89,7 +89,7 @@ const settleGroups = new WeakMap<Db, (item: Settled) => Promise<void>>();
 async function settleItems(db: Db, items: Settled[]): Promise<void[]> {
   const rows = JSON.stringify(
     items.map(({ key, record: r }) => ({
-      r: key.runId,
+      r: key.chainRunId,
       n: key.nodeId,
       i: r.itemIndex,
       h: r.hash,
@@ -123,7 +123,7 @@ async function settleItems(db: Db, items: Settled[]): Promise<void[]> {
 export async function skipPendingItems(db: Db, key: LedgerKey, error: string): Promise<void> {
   await db.execute(sql`
     update ai_items set status = 'skipped', error = ${error}
-    where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'pending'`);
+    where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and status = 'pending'`);
 }
 
 export async function answerTotals(db: Db, key: LedgerKey): Promise<AnswerTotals> {
@@ -136,7 +136,7 @@ export async function answerTotals(db: Db, key: LedgerKey): Promise<AnswerTotals
           coalesce(sum(output_tokens) filter (where not reused), 0)::float8 as output_tokens,
           case when count(*) filter (where answered_at is not null and not reused and cost_usd is null and input_tokens is not null) > 0 then null
             else coalesce(sum(cost_usd) filter (where not reused), 0) end::float8 as cost_usd
-        from ai_items where run_id = ${key.runId} and node_id = ${key.nodeId}`,
+        from ai_items where run_id = ${key.chainRunId} and node_id = ${key.nodeId}`,
   );
   const n = (v: unknown) => Number(v ?? 0);
   return {
@@ -152,7 +152,7 @@ export async function spentSoFar(db: Db, key: LedgerKey): Promise<{ node: number
   const [row] = await execRows<{ node: number | string | null; run: number | string | null }>(
     db,
     sql`select coalesce(sum(cost_usd) filter (where node_id = ${key.nodeId}), 0)::float8 as node, coalesce(sum(cost_usd), 0)::float8 as run
-        from ai_items where run_id = ${key.runId} and not reused`,
+        from ai_items where run_id = ${key.chainRunId} and not reused`,
   );
   return { node: Number(row?.node ?? 0), run: Number(row?.run ?? 0) };
 }
@@ -222,7 +222,7 @@ export async function readItems(db: Db, key: LedgerKey, from: number, to: number
   }>(
     db,
     sql`select item_index, status, output, error, input_tokens, output_tokens, cost_usd, reused from ai_items
-        where run_id = ${key.runId} and node_id = ${key.nodeId} and item_index >= ${from} and item_index < ${to}
+        where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and item_index >= ${from} and item_index < ${to}
           ${status ? sql`and status = ${status}` : sql``}
         order by item_index`,
   );

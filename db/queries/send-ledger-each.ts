@@ -14,7 +14,7 @@ export async function beginSendingEach(db: Db, key: LedgerKey, indexes: number[]
   const rows = await execRows<{ item_index: number }>(
     db,
     sql`update email_sends set status = 'sending'
-        where run_id = ${key.runId} and node_id = ${key.nodeId} and item_index in ${items(indexes)} and status = 'pending'
+        where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and item_index in ${items(indexes)} and status = 'pending'
         returning item_index`,
   );
   return rows.map((r) => Number(r.item_index));
@@ -26,12 +26,12 @@ export async function settleEach(db: Db, key: LedgerKey, refused: { itemIndex: n
     await db.execute(sql`
       update email_sends e set status = 'failed', error = v.error
       from jsonb_to_recordset(${JSON.stringify(refused.map((r) => ({ idx: r.itemIndex, error: r.error })))}::jsonb) as v(idx int, error text)
-      where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index = v.idx and e.status = 'sending'`);
+      where e.run_id = ${key.chainRunId} and e.node_id = ${key.nodeId} and e.item_index = v.idx and e.status = 'sending'`);
   }
   if (unsent.length > 0) {
     await db.execute(sql`
       update email_sends set status = 'pending'
-      where run_id = ${key.runId} and node_id = ${key.nodeId} and item_index in ${items(unsent)} and status = 'sending'`);
+      where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and item_index in ${items(unsent)} and status = 'sending'`);
   }
 }
 
@@ -44,7 +44,7 @@ export async function settleUnknown(db: Db, key: LedgerKey, from: number, to: nu
     db,
     sql`with u as (
           update email_sends set status = 'unknown', error = 'The call to the provider was under way when the run stopped: it may or may not have been delivered.'
-          where run_id = ${key.runId} and node_id = ${key.nodeId} and item_index >= ${from} and item_index < ${to} and status = 'sending'
+          where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and item_index >= ${from} and item_index < ${to} and status = 'sending'
           returning 1
         ) select count(*)::int as n from u`,
   );

@@ -69,7 +69,7 @@ function quotaCountStatement(accountId: string): SQL {
 function insertStatement(key: LedgerKey, emails: LedgerEmail[]): SQL {
   const rows = JSON.stringify(emails.map((e) => ({ id: newId("eml"), i: e.itemIndex, to: e.to, s: e.subject, st: e.status, b: e.body ?? null, f: e.format ?? null })));
   return sql`insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status, body, format)
-    select x.id, ${key.runId}, ${key.nodeId}, x.i, ${key.accountId}, x."to", x.s,
+    select x.id, ${key.chainRunId}, ${key.nodeId}, x.i, ${key.accountId}, x."to", x.s,
       case when x.st <> 'duplicate' and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = x."to")
         then 'suppressed' else x.st end,
       x.b, x.f
@@ -99,7 +99,7 @@ function usedTodayExact(key: LedgerKey): SQL {
   return sql`(select count(*) from email_sends
     where account_id = ${key.accountId} and status in ('pending', 'sent', 'sending', 'unknown')
       and created_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
-      and not (run_id = ${key.runId} and node_id = ${key.nodeId}))::int`;
+      and not (run_id = ${key.chainRunId} and node_id = ${key.nodeId}))::int`;
 }
 
 /**
@@ -139,7 +139,7 @@ export async function recordAndBegin(
     sql`with reopened as (${reopenStatement(key)} returning e.item_index, e.status, e.send_key),
         inserted as (${insertStatement(key, emails)} returning item_index, status, send_key), counted as (${quotaCountStatement(key.accountId)}), node_rows as (
           select item_index, status, send_key from email_sends
-          where run_id = ${key.runId} and node_id = ${key.nodeId} and status not in ${reopened(key)}
+          where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and status not in ${reopened(key)}
           union all select item_index, status, send_key from reopened
           union all select item_index, status, send_key from inserted
         ), mine as (
@@ -188,7 +188,7 @@ function reopenStatement(key: LedgerKey) {
   return sql`update email_sends e set
       status = case when e.send_key is null and exists (select 1 from suppressions s where s.account_id = ${key.accountId} and s.email = e."to") then 'suppressed' else 'pending' end,
       error = null
-    where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.status in ${reopened(key)}`;
+    where e.run_id = ${key.chainRunId} and e.node_id = ${key.nodeId} and e.status in ${reopened(key)}`;
 }
 
 /** The statuses a new execution of the node reopens (reopenStatement): unsent ones, or (resend-unknown) unknown ones. */
@@ -221,12 +221,12 @@ export async function pendingInRange(
           update email_sends e set status = 'suppressed'
           from recent s
           where exists (select 1 from recent)
-            and e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
+            and e.run_id = ${key.chainRunId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
             and e.status = 'pending' and e.send_key is null and s.email = e."to"
           returning e.item_index
         ), pending as (
           select e.item_index, e.send_key from email_sends e
-          where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
+          where e.run_id = ${key.chainRunId} and e.node_id = ${key.nodeId} and e.item_index >= ${from} and e.item_index < ${to}
             and e.status = 'pending' and e.item_index not in (select item_index from sup)
         )${slotSql ? sql`, slot as (${slotSql})` : sql``}
         select array(select item_index from pending where send_key is null order by item_index) as indexes,
@@ -273,7 +273,7 @@ export async function markSent(db: Db, key: LedgerKey, sent: { itemIndex: number
     sql`with upd as (
           update email_sends as e set ${markedSent}
           from jsonb_to_recordset(${rows}::jsonb) as v(idx int, pid text)
-          where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
+          where e.run_id = ${key.chainRunId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
             and e.item_index = v.idx and e.status <> 'sent'
           returning e.id, e.provider_message_id
         ), ${providerIds}, ${sentCountStatement(key)}
@@ -292,7 +292,7 @@ export async function markSent(db: Db, key: LedgerKey, sent: { itemIndex: number
 export async function writeSentProgress(db: Db, key: LedgerKey, execRunId: string): Promise<void> {
   await db.execute(sql`
     with c as (
-      select coalesce(sum(n), 0)::int as sent from node_sent_counts where run_id = ${key.runId} and node_id = ${key.nodeId}
+      select coalesce(sum(n), 0)::int as sent from node_sent_counts where run_id = ${key.chainRunId} and node_id = ${key.nodeId}
     )
     update node_results set progress = jsonb_build_object('sent', c.sent, 'total', coalesce((progress->>'total')::int, 0))
     from c where run_id = ${execRunId} and node_id = ${key.nodeId} and coalesce((progress->>'sent')::int, -1) < c.sent`);
@@ -310,7 +310,7 @@ export async function writeSentProgress(db: Db, key: LedgerKey, execRunId: strin
 function sentCountStatement(key: LedgerKey): SQL {
   return sql`sent_counted as (
       insert into node_sent_counts as c (run_id, node_id, slot, n)
-      select ${key.runId}, ${key.nodeId}, pg_backend_pid() % 64, x.n from (select count(*)::int as n from upd) x where x.n > 0
+      select ${key.chainRunId}, ${key.nodeId}, pg_backend_pid() % 64, x.n from (select count(*)::int as n from upd) x where x.n > 0
       on conflict (run_id, node_id, slot) do update set n = c.n + excluded.n
     )`;
 }
@@ -357,12 +357,12 @@ export async function markSentAndCount(db: Db, key: LedgerKey, execRunId: string
     sql`with upd as (
           update email_sends as e set ${markedSent}
           from jsonb_to_recordset(${rows}::jsonb) as v(idx int, pid text), email_sends as was
-          where e.run_id = ${key.runId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
+          where e.run_id = ${key.chainRunId} and e.node_id = ${key.nodeId} and e.item_index >= ${low} and e.item_index <= ${high}
             and e.item_index = v.idx and e.status <> 'sent' and was.id = e.id
           returning e.id, e.provider_message_id, was.status as was
         ), ${providerIds}, c as (
           select status, sum(n)::int as n from (
-            select status, count(*) as n from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} group by status
+            select status, count(*) as n from email_sends where run_id = ${key.chainRunId} and node_id = ${key.nodeId} group by status
             union all select 'sent', count(*) from upd
             union all select was, -count(*) from upd group by was
           ) z group by status
@@ -382,7 +382,7 @@ export async function writeProgress(db: Db, key: LedgerKey, execRunId: string): 
   const rows = await execRows<{ status: EmailSendStatus | null; n: number }>(
     db,
     sql`with c as (
-          select status, count(*)::int as n from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId} group by status
+          select status, count(*)::int as n from email_sends where run_id = ${key.chainRunId} and node_id = ${key.nodeId} group by status
         ), upd as (
           ${progressFromCounts(execRunId, key.nodeId)}
         )
@@ -409,7 +409,7 @@ function toCounts(rows: { status: EmailSendStatus | null; n: number }[]): Status
 export async function markUnsentFailed(db: Db, key: LedgerKey, error: string): Promise<void> {
   await db.execute(sql`
     update email_sends set status = 'failed', error = ${error}
-    where run_id = ${key.runId} and node_id = ${key.nodeId} and status = 'pending'`);
+    where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and status = 'pending'`);
 }
 
 export async function countByStatus(db: Db, ledgerRunId: string, nodeId: string): Promise<StatusCounts> {
@@ -433,7 +433,7 @@ export async function beginSending(db: Db, key: LedgerKey, execRunId: string): P
     db,
     sql`with mine as (
           select count(*) filter (where status = 'pending')::int as pending, count(*) filter (where status = 'sent')::int as sent
-          from email_sends where run_id = ${key.runId} and node_id = ${key.nodeId}
+          from email_sends where run_id = ${key.chainRunId} and node_id = ${key.nodeId}
         ), progress as (
           update node_results set progress = jsonb_build_object('sent', m.sent, 'total', m.sent + m.pending)
           from mine m where run_id = ${execRunId} and node_id = ${key.nodeId}

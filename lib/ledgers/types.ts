@@ -11,10 +11,12 @@ export type EmailSendStatus = "pending" | "sent" | "suppressed" | "duplicate" | 
 
 /**
  * A send-ledger key: one row per (ledger run, node, item), the exactly-once guard and the per-email record of a run.
- * `runId` here is the ledger run (the first run of a retry chain), so a retry never re-sends what its chain sent.
+ * `chainRunId` is the first run of the retry chain (the run itself when it is not a retry): a retry never re-sends
+ * what its chain sent, nor asks again what its chain's AI nodes were answered.
  */
 export type LedgerKey = {
-  runId: string;
+  /** The first run of the retry chain: the rows' `run_id`. */
+  chainRunId: string;
   nodeId: string;
   accountId: string;
   /**

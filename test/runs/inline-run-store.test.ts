@@ -319,7 +319,7 @@ async function fourPendingEmails() {
   const { id: accountId } = await createTestAccount();
   const db = await getDb();
   const workflowId = await insertWorkflow(accountId, filterGraph);
-  const key = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "one", accountId };
+  const key = { chainRunId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "one", accountId };
   await ledger.recordEmails(db, key, Array.from({ length: 4 }, (_, i) => ({ itemIndex: i, to: `r${i}@example.com`, subject: "s", status: "pending" as const })));
   return { accountId, db, key };
 }
@@ -333,76 +333,76 @@ describe("send ledger in one round trip", () => {
     // Two nodes with the same history: an earlier attempt sent item 0, failed item 1 and left item 2 pending.
     const workflowId = await insertWorkflow(accountId, filterGraph);
     const keys = [
-      { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "one", accountId },
-      { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "two", accountId },
+      { chainRunId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "one", accountId },
+      { chainRunId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "two", accountId },
     ];
     for (const key of keys) {
       await ledger.recordEmails(db, key, emails(3));
       await ledger.markSent(db, key, [{ itemIndex: 0, providerId: "p0" }]);
-      await db.update(emailSends).set({ status: "failed" }).where(and(eq(emailSends.runId, key.runId), eq(emailSends.itemIndex, 1)));
+      await db.update(emailSends).set({ status: "failed" }).where(and(eq(emailSends.runId, key.chainRunId), eq(emailSends.itemIndex, 1)));
     }
     await ledger.recordEmails(db, keys[0], emails(6));
-    const before = await ledger.beginSending(db, keys[0], keys[0].runId);
+    const before = await ledger.beginSending(db, keys[0], keys[0].chainRunId);
     // A quota the day's count of rows recorded pending (8: the duplicate is not) plus this node's 4 does not settle:
     // the exact count answers.
-    const begun = await ledger.recordAndBegin(db, keys[1], keys[1].runId, emails(6), { firstTo: 3, quota: 11 });
+    const begun = await ledger.recordAndBegin(db, keys[1], keys[1].chainRunId, emails(6), { firstTo: 3, quota: 11 });
     expect(begun.thisNode).toBe(before.thisNode);
     expect(begun.thisNode).toBe(4);
     // The account's other emails today, as beginSending counts them after the insert.
-    expect(begun.usedToday).toBe((await ledger.beginSending(db, keys[1], keys[1].runId)).usedToday);
+    expect(begun.usedToday).toBe((await ledger.beginSending(db, keys[1], keys[1].chainRunId)).usedToday);
     expect(begun.usedToday).toBe(5);
-    expect(await ledger.countByStatus(db, keys[1].runId, "two")).toEqual(await ledger.countByStatus(db, keys[0].runId, "one"));
-    expect(begun.first?.indexes).toEqual((await ledger.pendingInRange(db, keys[1], keys[1].runId, 0, 3)).indexes);
+    expect(await ledger.countByStatus(db, keys[1].chainRunId, "two")).toEqual(await ledger.countByStatus(db, keys[0].chainRunId, "one"));
+    expect(begun.first?.indexes).toEqual((await ledger.pendingInRange(db, keys[1], keys[1].chainRunId, 0, 3)).indexes);
     expect(begun.first?.indexes).toEqual([1, 2]);
     // markSentAndCount: markSent + writeProgress.
     await ledger.markSent(db, keys[0], [{ itemIndex: 1, providerId: "x" }]);
-    const expected = await ledger.writeProgress(db, keys[0], keys[0].runId);
-    expect(await ledger.markSentAndCount(db, keys[1], keys[1].runId, [{ itemIndex: 1, providerId: "x" }])).toEqual(expected);
+    const expected = await ledger.writeProgress(db, keys[0], keys[0].chainRunId);
+    expect(await ledger.markSentAndCount(db, keys[1], keys[1].chainRunId, [{ itemIndex: 1, providerId: "x" }])).toEqual(expected);
   });
 
   it("recordAndBegin settles the daily quota with the day's count of recorded rows when that is within it, else counts exactly", async () => {
     const { accountId, db, key } = await fourPendingEmails();
-    await db.update(emailSends).set({ status: "failed" }).where(and(eq(emailSends.runId, key.runId), eq(emailSends.itemIndex, 3)));
+    await db.update(emailSends).set({ status: "failed" }).where(and(eq(emailSends.runId, key.chainRunId), eq(emailSends.itemIndex, 3)));
     const workflowId = await insertWorkflow(accountId, filterGraph);
     const two = (runId: string) => Array.from({ length: 2 }, (_, i) => ({ itemIndex: i, to: `n${i}@${runId}.example.com`, subject: "s", status: "pending" as const }));
-    const other = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "two", accountId };
+    const other = { chainRunId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "two", accountId };
     // Far from the quota: the answer is the count of the 4 rows recorded pending today, the failed one included (never
     // less than the 3 the quota counts), and no email scan was needed.
-    const far = await ledger.recordAndBegin(db, other, other.runId, two(other.runId), { firstTo: 2, quota: 1_000 });
+    const far = await ledger.recordAndBegin(db, other, other.chainRunId, two(other.chainRunId), { firstTo: 2, quota: 1_000 });
     expect(far).toMatchObject({ usedToday: 4, thisNode: 2 });
-    expect((await ledger.beginSending(db, other, other.runId)).usedToday).toBe(3);
+    expect((await ledger.beginSending(db, other, other.chainRunId)).usedToday).toBe(3);
     // A node with nothing to send has no quota to check: no count (0), whatever the day holds.
-    expect(await ledger.beginSending(db, { ...other, nodeId: "nothing" }, other.runId)).toEqual({ usedToday: 0, thisNode: 0 });
+    expect(await ledger.beginSending(db, { ...other, nodeId: "nothing" }, other.chainRunId)).toEqual({ usedToday: 0, thisNode: 0 });
     // Near it: 6 rows recorded today + 2 is over 7, the exact figure (3 + 2 pending of `other`) + 2 is not.
-    const third = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "three", accountId };
-    const near = await ledger.recordAndBegin(db, third, third.runId, two(third.runId), { firstTo: 2, quota: 7 });
+    const third = { chainRunId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "three", accountId };
+    const near = await ledger.recordAndBegin(db, third, third.chainRunId, two(third.chainRunId), { firstTo: 2, quota: 7 });
     expect(near).toMatchObject({ usedToday: 5, thisNode: 2, first: { indexes: [0, 1] } });
     // Over it even exactly: the figures say so (the node fails on them; no slot is taken).
-    const fourth = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "four", accountId };
-    expect(await ledger.recordAndBegin(db, fourth, fourth.runId, two(fourth.runId), { firstTo: 2, quota: 8 })).toMatchObject({ usedToday: 7, thisNode: 2 });
+    const fourth = { chainRunId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "four", accountId };
+    expect(await ledger.recordAndBegin(db, fourth, fourth.chainRunId, two(fourth.chainRunId), { firstTo: 2, quota: 8 })).toMatchObject({ usedToday: 7, thisNode: 2 });
     // Recorded again (a resume): nothing is inserted, nothing counted. A duplicate is not counted either.
-    await ledger.recordEmails(db, other, [...two(other.runId), { itemIndex: 2, to: "n0@example.com", subject: "s", status: "duplicate" }]);
+    await ledger.recordEmails(db, other, [...two(other.chainRunId), { itemIndex: 2, to: "n0@example.com", subject: "s", status: "duplicate" }]);
     const days = await execRows<{ today: boolean; n: number }>(
       db,
       sql`select day = (now() at time zone 'utc')::date as today, sum(n)::int as n from email_quota_counts where account_id = ${accountId} group by 1`,
     );
     expect(days).toEqual([{ today: true, n: 10 }]);
     // EMAIL_DAILY_QUOTA is any positive integer, past PostgreSQL's int too.
-    const fifth = { runId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "five", accountId };
-    expect(await ledger.recordAndBegin(db, fifth, fifth.runId, two(fifth.runId), { firstTo: 2, quota: 5_000_000_000 })).toMatchObject({ usedToday: 10, thisNode: 2 });
+    const fifth = { chainRunId: await enqueueRaw(accountId, workflowId, filterGraph), nodeId: "five", accountId };
+    expect(await ledger.recordAndBegin(db, fifth, fifth.chainRunId, two(fifth.chainRunId), { firstTo: 2, quota: 5_000_000_000 })).toMatchObject({ usedToday: 10, thisNode: 2 });
   });
 
   it("markSent answers the rows it changed once; writeSentProgress sets sent from the ledger, keeps total, never moves back", async () => {
     const { db, key } = await fourPendingEmails();
-    await db.insert(nodeResults).values({ runId: key.runId, nodeId: "one", type: "OUTPUT", status: "RUNNING", progress: { sent: 0, total: 9 } });
-    const progress = async () => (await db.select().from(nodeResults).where(and(eq(nodeResults.runId, key.runId), eq(nodeResults.nodeId, "one"))))[0].progress;
+    await db.insert(nodeResults).values({ runId: key.chainRunId, nodeId: "one", type: "OUTPUT", status: "RUNNING", progress: { sent: 0, total: 9 } });
+    const progress = async () => (await db.select().from(nodeResults).where(and(eq(nodeResults.runId, key.chainRunId), eq(nodeResults.nodeId, "one"))))[0].progress;
     const sent = [{ itemIndex: 0, providerId: "p0" }, { itemIndex: 2, providerId: "p2" }];
     expect(await ledger.markSent(db, key, sent)).toBe(2);
     expect(await ledger.markSent(db, key, sent)).toBe(0); // a repeated statement changes nothing
-    await ledger.writeSentProgress(db, key, key.runId);
+    await ledger.writeSentProgress(db, key, key.chainRunId);
     expect(await progress()).toEqual({ sent: 2, total: 9 });
-    await db.update(nodeResults).set({ progress: { sent: 3, total: 9 } }).where(and(eq(nodeResults.runId, key.runId), eq(nodeResults.nodeId, "one")));
-    await ledger.writeSentProgress(db, key, key.runId); // an older count never lowers what a later write said
+    await db.update(nodeResults).set({ progress: { sent: 3, total: 9 } }).where(and(eq(nodeResults.runId, key.chainRunId), eq(nodeResults.nodeId, "one")));
+    await ledger.writeSentProgress(db, key, key.chainRunId); // an older count never lowers what a later write said
     expect(await progress()).toEqual({ sent: 3, total: 9 });
   });
 
@@ -410,17 +410,17 @@ describe("send ledger in one round trip", () => {
     const { accountId, db, key } = await fourPendingEmails();
     const hourAgo = new Date(Date.now() - 3_600_000);
     const status = async () =>
-      (await db.select().from(emailSends).where(eq(emailSends.runId, key.runId)).orderBy(asc(emailSends.itemIndex))).map((r) => r.status);
+      (await db.select().from(emailSends).where(eq(emailSends.runId, key.chainRunId)).orderBy(asc(emailSends.itemIndex))).map((r) => r.status);
     // No start written (the node's RUNNING write held back): every suppression counts, an hour-old one too.
     await db.insert(suppressions).values({ accountId, email: "r1@example.com", reason: "manual", createdAt: hourAgo });
-    expect((await ledger.pendingInRange(db, key, key.runId, 0, 2)).indexes).toEqual([0]);
+    expect((await ledger.pendingInRange(db, key, key.chainRunId, 0, 2)).indexes).toEqual([0]);
     // Started now: the rows were checked when recorded, so only what was added since (or up to 5 minutes before) counts.
-    await db.insert(nodeResults).values({ runId: key.runId, nodeId: "one", type: "OUTPUT", status: "RUNNING", startedAt: new Date() });
+    await db.insert(nodeResults).values({ runId: key.chainRunId, nodeId: "one", type: "OUTPUT", status: "RUNNING", startedAt: new Date() });
     await db.insert(suppressions).values({ accountId, email: "r2@example.com", reason: "manual", createdAt: hourAgo });
-    expect((await ledger.pendingInRange(db, key, key.runId, 2, 4)).indexes).toEqual([2, 3]);
+    expect((await ledger.pendingInRange(db, key, key.chainRunId, 2, 4)).indexes).toEqual([2, 3]);
     await db.insert(suppressions).values({ accountId, email: "r3@example.com", reason: "unsubscribed" });
     await db.insert(suppressions).values({ accountId: (await createTestAccount()).id, email: "r2@example.com", reason: "manual" }); // another account's
-    expect((await ledger.pendingInRange(db, key, key.runId, 2, 4)).indexes).toEqual([2]);
+    expect((await ledger.pendingInRange(db, key, key.chainRunId, 2, 4)).indexes).toEqual([2]);
     expect(await status()).toEqual(["pending", "suppressed", "pending", "suppressed"]);
   });
 });

@@ -48,7 +48,7 @@ function gatedPorts(db: Awaited<ReturnType<typeof getDb>>, gate: Gate, onTail?: 
         const until = Date.now() + holdMs;
         while (requests() === baseline && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
         gate.heldAt.push(requests() - baseline);
-        gate.progressWhileHeld ??= await progress(key.runId);
+        gate.progressWhileHeld ??= await progress(key.chainRunId);
         onTail?.(part);
         await ports.ledger.recordEmails(key, emails, options);
         gate.sentBeforeTail ??= requests() - baseline;

@@ -21,7 +21,7 @@ describe("a sending node's progress from its sent count", () => {
     const workflowId = await insertWorkflow(account.id, personGraph(uploadId));
     const { run } = await enqueueRun(account.id, workflowId, undefined);
     const db = await getDb();
-    const key = { runId: run.runId, nodeId: "out", accountId: account.id };
+    const key = { chainRunId: run.runId, nodeId: "out", accountId: account.id };
     await db.insert(nodeResults).values({ runId: run.runId, nodeId: "out", type: "OUTPUT", status: "RUNNING", progress: { sent: 0, total: 250 } });
     const emails: LedgerEmail[] = Array.from({ length: 250 }, (_, i) => ({ itemIndex: i, to: `p${i}@example.com`, subject: "Hi", status: "pending" }));
     await ledger.recordEmails(db, key, emails);

@@ -57,7 +57,7 @@ async function pendingBatch(accountId: string, tag: string, n: number): Promise<
   const uploadId = await insertUpload(accountId, ["email", "name"], [["a@example.com", "A"]]);
   const workflowId = await insertWorkflow(accountId, personGraph(uploadId));
   const { run } = await enqueueRun(accountId, workflowId, undefined);
-  const key: LedgerKey = { runId: run.runId, nodeId: "out", accountId };
+  const key: LedgerKey = { chainRunId: run.runId, nodeId: "out", accountId };
   const emails: OutgoingEmail[] = Array.from({ length: n }, (_, i) => ({
     to: `${tag}-${i}@example.com`,
     subject: `Hi ${tag} ${i}`,
@@ -75,7 +75,7 @@ async function rowsOf(part: SharedPart) {
   return db
     .select({ item: emailSends.itemIndex, status: emailSends.status, sendKey: emailSends.sendKey, providerId: emailSends.providerMessageId })
     .from(emailSends)
-    .where(and(eq(emailSends.runId, part.key.runId), eq(emailSends.nodeId, "out")))
+    .where(and(eq(emailSends.runId, part.key.chainRunId), eq(emailSends.nodeId, "out")))
     .orderBy(emailSends.itemIndex);
 }
 
@@ -111,8 +111,8 @@ describe("shared provider calls", () => {
     // m1's node has a third row, a duplicate: counted, never sent.
     await ledger.recordEmails(db, parts[0].key, [{ itemIndex: 2, to: "m1-0@example.com", subject: "s", status: "duplicate" }]);
     for (const part of parts) {
-      part.execRunId = part.key.runId;
-      await db.insert(nodeResults).values({ runId: part.key.runId, nodeId: "out", type: "OUTPUT", status: "RUNNING" });
+      part.execRunId = part.key.chainRunId;
+      await db.insert(nodeResults).values({ runId: part.key.chainRunId, nodeId: "out", type: "OUTPUT", status: "RUNNING" });
     }
     let statements = 0;
     const counting: SharedSends = { ...shared, markSentAndCount: (...args) => (statements++, shared.markSentAndCount(...args)) };
@@ -123,8 +123,8 @@ describe("shared provider calls", () => {
       { pending: 0, sent: 2, suppressed: 0, duplicate: 1, failed: 0, preview: 0, sending: 0, unknown: 0 },
       { pending: 0, sent: 1, suppressed: 0, duplicate: 0, failed: 0, preview: 0, sending: 0, unknown: 0 },
     ]);
-    const progress = await db.select({ runId: nodeResults.runId, progress: nodeResults.progress }).from(nodeResults).where(and(inArray(nodeResults.runId, parts.map((p) => p.key.runId)), eq(nodeResults.nodeId, "out")));
-    expect(new Map(progress.map((p) => [p.runId, p.progress]))).toEqual(new Map([[parts[0].key.runId, { sent: 2, total: 2 }], [parts[1].key.runId, { sent: 1, total: 1 }]]));
+    const progress = await db.select({ runId: nodeResults.runId, progress: nodeResults.progress }).from(nodeResults).where(and(inArray(nodeResults.runId, parts.map((p) => p.key.chainRunId)), eq(nodeResults.nodeId, "out")));
+    expect(new Map(progress.map((p) => [p.runId, p.progress]))).toEqual(new Map([[parts[0].key.chainRunId, { sent: 2, total: 2 }], [parts[1].key.chainRunId, { sent: 1, total: 1 }]]));
   });
 
   /** The real sender, whose provider calls wait at a gate until the test opens it; `calls`: each call's recipients. */
@@ -217,7 +217,7 @@ describe("shared provider calls", () => {
     const db = await getDb();
     // An unsubscribe meanwhile does not take a row out of the call (it may have been delivered already).
     await db.insert(suppressions).values({ accountId: account.id, email: "r1-1@example.com", reason: "manual" });
-    const pending = await ports.ledger.pendingInRange(parts[0].key, parts[0].key.runId, 0, 100);
+    const pending = await ports.ledger.pendingInRange(parts[0].key, parts[0].key.chainRunId, 0, 100);
     expect(pending.indexes).toEqual([]);
     expect(pending.inflight).toEqual([sendKey]);
 
@@ -234,7 +234,7 @@ describe("shared provider calls", () => {
     // The other run's resume finds its rows sent: no call.
     await resendShared(getEmailSender(), shared, sendKey, context());
     expect(batchCalls()).toHaveLength(2);
-    expect((await ports.ledger.pendingInRange(parts[1].key, parts[1].key.runId, 0, 100)).inflight).toBeUndefined();
+    expect((await ports.ledger.pendingInRange(parts[1].key, parts[1].key.chainRunId, 0, 100)).inflight).toBeUndefined();
     await db.delete(suppressions).where(eq(suppressions.accountId, account.id));
   });
 
@@ -288,7 +288,7 @@ describe("shared provider calls", () => {
     const uploadId = await insertUpload(account.id, ["email", "name"], [["a@example.com", "A"]]);
     const workflowId = await insertWorkflow(account.id, personGraph(uploadId));
     const { run } = await enqueueRun(account.id, workflowId, undefined);
-    const key: LedgerKey = { runId: run.runId, nodeId: "out", accountId: account.id };
+    const key: LedgerKey = { chainRunId: run.runId, nodeId: "out", accountId: account.id };
     const emails = [0, 1].map((i) => ({ itemIndex: i, to: `f${i}@example.com`, subject: "s", status: "pending" as const }));
     const begin = () => ports.ledger.recordAndBegin!(key, run.runId, emails, { firstTo: 2, quota: 1000 });
     expect((await begin()).first).toMatchObject({ indexes: [0, 1], fresh: true });

@@ -90,7 +90,7 @@ describe("Resend's event webhook", () => {
     // Recorded pending, then marked sent with the provider's id by the statement OUTPUT uses after a delivered batch.
     await db.execute(sql`insert into email_sends (id, run_id, node_id, item_index, account_id, "to", subject, status)
       values (${newId("eml")}, ${runId}, 'out', 0, ${accountId}, ${to}, 's', 'pending')`);
-    await markSent(db, { runId, nodeId: "out", accountId }, [{ itemIndex: 0, providerId }]);
+    await markSent(db, { chainRunId: runId, nodeId: "out", accountId }, [{ itemIndex: 0, providerId }]);
   }
 
   it("answers 404 while RESEND_WEBHOOK_SECRET is not set", async () => {

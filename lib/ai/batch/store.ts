@@ -39,7 +39,7 @@ export function pgBatchStore(db: Db): AiBatchStore {
       const rows = await execRows<{ seq: number; provider: string; batch_id: string | null; state: AiBatchState; items: [number, string][] | string }>(
         db,
         sql`select seq, provider, batch_id, state, items from ai_batches
-            where run_id = ${key.runId} and node_id = ${key.nodeId} and state in ('submitting', 'running') order by seq`,
+            where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and state in ('submitting', 'running') order by seq`,
       );
       return rows.map((r) => ({
         seq: Number(r.seq),
@@ -53,7 +53,7 @@ export function pgBatchStore(db: Db): AiBatchStore {
       const inserted = await execRows<{ seq: number }>(
         db,
         sql`insert into ai_batches (run_id, node_id, seq, account_id, provider, items, item_count)
-            values (${key.runId}, ${key.nodeId}, ${row.seq}, ${key.accountId}, ${row.provider}, ${JSON.stringify(row.items)}::jsonb, ${row.items.length})
+            values (${key.chainRunId}, ${key.nodeId}, ${row.seq}, ${key.accountId}, ${row.provider}, ${JSON.stringify(row.items)}::jsonb, ${row.items.length})
             on conflict do nothing returning seq`,
       );
       return inserted.length === 1;
@@ -61,22 +61,22 @@ export function pgBatchStore(db: Db): AiBatchStore {
     async nextSeq(key) {
       const [row] = await execRows<{ next: number }>(
         db,
-        sql`select coalesce(max(seq) + 1, 0)::int as next from ai_batches where run_id = ${key.runId} and node_id = ${key.nodeId}`,
+        sql`select coalesce(max(seq) + 1, 0)::int as next from ai_batches where run_id = ${key.chainRunId} and node_id = ${key.nodeId}`,
       );
       return Number(row?.next ?? 0);
     },
     async submitted(key, seq, batchId) {
       await db.execute(sql`update ai_batches set batch_id = ${batchId}, state = 'running', polled_at = now()
-        where run_id = ${key.runId} and node_id = ${key.nodeId} and seq = ${seq}`);
+        where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and seq = ${seq}`);
     },
     async setState(key, seq, state) {
       if (state === "polled") {
-        await db.execute(sql`update ai_batches set polled_at = now() where run_id = ${key.runId} and node_id = ${key.nodeId} and seq = ${seq}`);
+        await db.execute(sql`update ai_batches set polled_at = now() where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and seq = ${seq}`);
         return;
       }
       // The items are needed while the batch is open only: a finished row keeps its count, not its hashes.
       await db.execute(sql`update ai_batches set state = ${state}, ended_at = now(), items = '[]'::jsonb
-        where run_id = ${key.runId} and node_id = ${key.nodeId} and seq = ${seq}`);
+        where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and seq = ${seq}`);
     },
     async cancelRequested(runId) {
       const [row] = await execRows<{ cancel: boolean }>(db, sql`select cancel_requested_at is not null as cancel from runs where id = ${runId}`);

@@ -27,8 +27,8 @@ export class MemorySendLedger implements SendLedger {
     set.add(email);
   }
 
-  private node(key: { runId: string; nodeId: string }): Map<number, Row> {
-    const id = `${key.runId}:${key.nodeId}`;
+  private node(key: { chainRunId: string; nodeId: string }): Map<number, Row> {
+    const id = `${key.chainRunId}:${key.nodeId}`;
     let rows = this.rows.get(id);
     if (!rows) this.rows.set(id, (rows = new Map()));
     return rows;
@@ -81,7 +81,7 @@ export class MemorySendLedger implements SendLedger {
   }
 
   private writeProgressOf(key: LedgerKey, execRunId: string): StatusCounts {
-    const counts = this.counts(key.runId, key.nodeId);
+    const counts = this.counts(key.chainRunId, key.nodeId);
     this.progress.set(`${execRunId}:${key.nodeId}`, { sent: counts.sent, total: counts.sent + counts.pending });
     return counts;
   }
@@ -96,7 +96,7 @@ export class MemorySendLedger implements SendLedger {
 
   counts(ledgerRunId: string, nodeId: string): StatusCounts {
     const counts = emptyCounts();
-    for (const row of this.node({ runId: ledgerRunId, nodeId }).values()) counts[row.status]++;
+    for (const row of this.node({ chainRunId: ledgerRunId, nodeId }).values()) counts[row.status]++;
     return counts;
   }
 
@@ -105,7 +105,7 @@ export class MemorySendLedger implements SendLedger {
     if (thisNode === 0) return { usedToday: 0, thisNode };
     // What the daily quota counts: the account's workflow emails sent or about to be sent, this node's apart.
     let usedToday = this.sentTodayElsewhere.get(key.accountId) ?? 0;
-    const self = `${key.runId}:${key.nodeId}`;
+    const self = `${key.chainRunId}:${key.nodeId}`;
     for (const [id, rows] of this.rows) {
       if (id === self) continue;
       for (const row of rows.values()) if (row.accountId === key.accountId && ["pending", "sent", "sending", "unknown"].includes(row.status)) usedToday++;
@@ -114,7 +114,7 @@ export class MemorySendLedger implements SendLedger {
   }
 
   /** The row of an item (its status, error and provider id). */
-  row(key: { runId: string; nodeId: string }, itemIndex: number): Row | undefined {
+  row(key: { chainRunId: string; nodeId: string }, itemIndex: number): Row | undefined {
     return this.node(key).get(itemIndex);
   }
 }

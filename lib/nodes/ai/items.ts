@@ -24,7 +24,7 @@ export type AiData = {
 
 export const aiData = (node: NodeOf<"AI">) => node.data as AiData;
 
-export const answerKey = (node: NodeOf<"AI">, rt: NodeRuntime): LedgerKey => ({ runId: rt.ledgerRunId, nodeId: node.id, accountId: rt.accountId });
+export const answerKey = (node: NodeOf<"AI">, rt: NodeRuntime): LedgerKey => ({ chainRunId: rt.ledgerRunId, nodeId: node.id, accountId: rt.accountId });
 
 /** What every step of the node needs: the settings, the model, the list (null: one call), and the item renderer. */
 export type Prepared = {

@@ -79,7 +79,7 @@ describe("OUTPUT on in-memory ports", () => {
     expect(sender.calls[2].emails[0].idempotencyKey).toBe("run_test:out:200");
     expect(outcome).toMatchObject({ output: { emailsSent: 250 } });
     expect(ledger.progress.get("run_test:out")).toEqual({ sent: 250, total: 250 });
-    expect(ledger.row({ runId: "run_test", nodeId: "out" }, 249)).toMatchObject({ status: "sent", providerId: "msg_3_49" });
+    expect(ledger.row({ chainRunId: "run_test", nodeId: "out" }, 249)).toMatchObject({ status: "sent", providerId: "msg_3_49" });
   });
 
   it("sends nothing twice when a batch runs again (a resumed run, in another process)", async () => {

@@ -14,7 +14,7 @@ import { senderOf } from "./sender-of";
 const EMAILS_PER_BATCH = 100;
 
 const ledgerKey = (node: NodeOf<"OUTPUT">, rt: NodeRuntime): LedgerKey => ({
-  runId: rt.ledgerRunId,
+  chainRunId: rt.ledgerRunId,
   nodeId: node.id,
   accountId: rt.accountId,
   // A resend-unknown run sends exactly the emails of unknown fate: refused (failed) ones stay as they are.
@@ -75,7 +75,7 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
       return { kind: "batched", batches: Math.ceil(items.length / EMAILS_PER_BATCH) };
     }
     await rt.ports.ledger.recordEmails(key, await plan(node, emails, preview));
-    const counts = await rt.ports.ledger.countByStatus(key.runId, node.id);
+    const counts = await rt.ports.ledger.countByStatus(key.chainRunId, node.id);
     return {
       kind: "done",
       output: { emailsSent: 0, emailsPlanned: counts.preview, suppressed: counts.suppressed, duplicates: counts.duplicate },
@@ -174,7 +174,7 @@ async function sendRange(
       // byte the one first sent. An account's own sender always sends from its own address.
       ...(rt.emailIdentity && resolved.senderId === undefined ? { from: rt.emailIdentity.from } : {}),
       headers: unsubscribeHeaders(e.unsubscribeUrl),
-      idempotencyKey: `${key.runId}:${node.id}:${e.itemIndex}`,
+      idempotencyKey: `${key.chainRunId}:${node.id}:${e.itemIndex}`,
       ...(e.replyTo ? { replyTo: e.replyTo } : {}),
     }));
     if (sender.perEmail) {
@@ -207,7 +207,7 @@ async function sendRange(
         sender,
         outgoing,
         // Stable across retries, resumes and the runs of a retry chain: a batch is marked sent as a whole.
-        `${key.runId}:${node.id}:batch:${batch}:${emails.length}`,
+        `${key.chainRunId}:${node.id}:batch:${batch}:${emails.length}`,
         context(slotAt),
       );
       const sent = emails.map((e, k) => ({ itemIndex: e.itemIndex, providerId: results[k].id }));
@@ -274,7 +274,7 @@ async function plan(node: NodeOf<"OUTPUT">, emails: RenderedEmail[], preview: bo
 function sendContext(rt: NodeRuntime, key: LedgerKey, resolved: ResolvedSender, startedAtMs: number | null, firstSlotAt?: number): SendContext {
   const budgetMinutes = rt.ports.sendLimits.budgetMinutes;
   const progress = async () => {
-    const counts = await rt.ports.ledger.countByStatus(key.runId, key.nodeId);
+    const counts = await rt.ports.ledger.countByStatus(key.chainRunId, key.nodeId);
     // Failed rows are emails this node has not sent (a parallel batch may have marked them already).
     return { sent: counts.sent, total: counts.sent + counts.pending + counts.failed + counts.sending };
   };

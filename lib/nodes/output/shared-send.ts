@@ -182,7 +182,7 @@ async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boole
   const emailAt: OutgoingEmail[] = [];
   for (const part of parts) {
     part.emails.forEach((email, k) => {
-      rows.push({ runId: part.key.runId, nodeId: part.key.nodeId, itemIndex: part.itemIndexes[k], payload: JSON.stringify({ pos: rows.length, email }) });
+      rows.push({ runId: part.key.chainRunId, nodeId: part.key.nodeId, itemIndex: part.itemIndexes[k], payload: JSON.stringify({ pos: rows.length, email }) });
       emailAt.push(email);
     });
   }
@@ -193,7 +193,7 @@ async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boole
   let quota: "daily" | "monthly" | undefined;
   let results: SendResult[] = [];
   if (inCall.length > 0) {
-    const claimedParts = parts.filter((p) => p.itemIndexes.some((i) => claimed.has(refKey({ runId: p.key.runId, nodeId: p.key.nodeId, itemIndex: i }))));
+    const claimedParts = parts.filter((p) => p.itemIndexes.some((i) => claimed.has(refKey({ runId: p.key.chainRunId, nodeId: p.key.nodeId, itemIndex: i }))));
     const first = parts[0].ctx;
     // Calls made for this key: a refusal may be released only if it answered the first (an earlier 5xx or dropped
     // connection may have delivered the call).
@@ -258,7 +258,7 @@ async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boole
     const ids = new Map<number, string>();
     const missing: number[] = [];
     for (const itemIndex of part.itemIndexes) {
-      const id = idByRow.get(refKey({ runId: part.key.runId, nodeId: part.key.nodeId, itemIndex }));
+      const id = idByRow.get(refKey({ runId: part.key.chainRunId, nodeId: part.key.nodeId, itemIndex }));
       if (id === undefined) missing.push(itemIndex);
       else ids.set(itemIndex, id);
     }
@@ -270,7 +270,7 @@ async function sendGroup(sender: EmailSender, parts: Waiting[], slotTaken: boole
   const counts = await shared.markSentAndCount(
     sendKey,
     inCall.map((x, k) => ({ runId: x.row.runId, nodeId: x.row.nodeId, itemIndex: x.row.itemIndex, providerId: results[k].id })),
-    counted.map((k) => ({ runId: parts[k].key.runId, nodeId: parts[k].key.nodeId, execRunId: parts[k].execRunId! })),
+    counted.map((k) => ({ runId: parts[k].key.chainRunId, nodeId: parts[k].key.nodeId, execRunId: parts[k].execRunId! })),
   );
   const countsOf = new Map(counted.map((k, i) => [k, counts[i]]));
   parts.forEach((part, k) => part.resolve({ kind: "shared", ...outcomes[k], counts: countsOf.get(k) }));
