@@ -3,7 +3,6 @@ import { memo, useMemo, useState } from "react";
 import { useUploads } from "@/lib/client/hooks";
 import type { Graph, NodeType, Run, RunSummary, ValidationResult } from "@/lib/client/types";
 import { Alert, Button, Select, StatusBadge, cx, formatCount, formatDuration } from "@/components/ui";
-import { NodeOutput } from "@/components/runs/node-output";
 import { RunHistory, RunLogList, RunSummaryCard } from "@/components/runs/run-details";
 import { RunActions, RunOrigin } from "@/components/runs/run-actions";
 import { ConfigPanel } from "./config-panel";
@@ -11,6 +10,8 @@ import { EdgePanel } from "./edge-panel";
 import type { FlowEdge } from "./mapper";
 import { templateSuggestions } from "./suggestions";
 import dynamic from "next/dynamic";
+// A run's node output (tables, AI items) loads when a node of a run is inspected, not with the editor.
+const NodeOutput = dynamic(() => import("@/components/runs/node-output").then((m) => m.NodeOutput), { ssr: false });
 // Opened on demand (the Versions tab): kept out of the editor's first load.
 const VersionsPanel = dynamic(() => import("./versions-panel").then((m) => m.VersionsPanel), {
   loading: () => <p className="p-4 text-sm text-slate-500">Loading versions…</p>,

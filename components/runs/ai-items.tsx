@@ -4,40 +4,13 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, qs } from "@/lib/client/api";
-import { AI_ITEM_STATUSES, fetchAiItems, formatUsd, answerFields, describeElement, loneRef, usageOf, type AiItem, type AiItemStatus, type AiUsage } from "@/lib/client/ai";
+import { AI_ITEM_STATUSES, fetchAiItems, answerFields, describeElement, loneRef, usageOf, type AiItem, type AiItemStatus } from "@/lib/client/ai";
 import type { NodeResult } from "@/lib/client/types";
 import { Badge, Button, ErrorAlert, Spinner, cx, formatCount } from "@/components/ui";
+import { AiUsageFigures } from "./ai-usage";
 
 const PAGE = 25;
 const LIVE_MS = 1500;
-
-/** Calls, tokens and cost, as small figures. */
-export function AiUsageFigures({ usage, testId, label }: { usage: AiUsage; testId: string; label?: string }) {
-  const figures = [
-    { name: "Calls", value: formatCount(usage.calls), key: "calls" },
-    { name: "Input tokens", value: formatCount(usage.inputTokens), key: "input" },
-    { name: "Output tokens", value: formatCount(usage.outputTokens), key: "output" },
-    { name: "Cost", value: formatUsd(usage.costUsd), key: "cost" },
-  ];
-  return (
-    <div className="@container" data-testid={testId}>
-      {label && <p className="mb-1.5 text-[11px] font-semibold uppercase tracking-wide text-slate-500">{label}</p>}
-      <dl className="grid grid-cols-2 gap-2 @lg:grid-cols-4">
-        {figures.map((f) => (
-          <div key={f.key} className="min-w-0 rounded-lg bg-fuchsia-100/40 px-3 py-2 ring-1 ring-fuchsia-100">
-            <dt className="text-[11px] text-slate-600">{f.name}</dt>
-            <dd className="truncate text-base font-semibold tabular-nums text-slate-900" data-testid={`${testId}-${f.key}`} title={f.value}>
-              {f.value}
-            </dd>
-          </div>
-        ))}
-      </dl>
-      {usage.costUsd === null && usage.calls > 0 && (
-        <p className="mt-1 text-xs text-slate-500">No price is known for this model: set prices in Settings → AI provider to see costs.</p>
-      )}
-    </div>
-  );
-}
 
 const STATUS_WORDS: Record<AiItemStatus, string> = { done: "Answered", failed: "Failed", skipped: "Left out", pending: "Waiting" };
 const STATUS_TONE: Record<AiItemStatus, "green" | "red" | "amber" | "grey"> = { done: "green", failed: "red", skipped: "amber", pending: "grey" };
@@ -46,7 +19,8 @@ const STATUS_TONE: Record<AiItemStatus, "green" | "red" | "amber" | "grey"> = { 
 export function AiProgress({ runId, nodeId, result, live }: { runId: string; nodeId: string; result: NodeResult; live: boolean }) {
   const running = result.status === "RUNNING" || result.status === "PENDING";
   const counts = useQuery({
-    queryKey: ["runs", runId, "ai-counts", nodeId],
+    // The node's status in the key: when it finishes, its final counts are read once more (the last poll may predate them).
+    queryKey: ["runs", runId, "ai-counts", nodeId, running ? "running" : result.status],
     queryFn: () => fetchAiItems(runId, nodeId, { limit: 1 }),
     refetchInterval: live && running ? LIVE_MS : false,
   });

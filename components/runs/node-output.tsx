@@ -6,7 +6,11 @@ import type { NodeResult } from "@/lib/client/types";
 import { Button, ErrorAlert, Spinner } from "@/components/ui";
 import { DataTable, columnsOf } from "@/components/uploads/data-table";
 import { isAiForEach, usageOf } from "@/lib/client/ai";
-import { AiNodeSection, AiUsageFigures } from "./ai-items";
+import dynamic from "next/dynamic";
+import { AiUsageFigures } from "./ai-usage";
+
+// An AI node's progress and items table load when such a node is shown, not with every page that shows node output.
+const AiNodeSection = dynamic(() => import("./ai-items").then((m) => m.AiNodeSection), { ssr: false });
 
 const PAGE = 50;
 

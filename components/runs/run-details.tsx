@@ -2,8 +2,11 @@
 import Link from "next/link";
 import type { Run, RunLog, RunSummary } from "@/lib/client/types";
 import { StatusBadge, cx, formatDuration, timeAgo } from "@/components/ui";
-import { AiEstimateView } from "./ai-estimate";
-import { AiUsageFigures } from "./ai-items";
+import dynamic from "next/dynamic";
+
+// An estimate run's figures load with such a run, not with every page that shows a run's summary.
+const AiEstimateView = dynamic(() => import("./ai-estimate").then((m) => m.AiEstimateView), { ssr: false });
+import { AiUsageFigures } from "./ai-usage";
 
 export function RunSummaryCard({ run }: { run: Run }) {
   const result = run.result;

@@ -24,6 +24,8 @@ beforeAll(async () => {
   resend = await startFakeResend({ dailyQuota: 1000 });
   useResendTransport(resend.url);
   process.env.EMAIL_DAILY_QUOTA = "1000000";
+  // The production pace (5 calls a second): the quota runs out between two calls, not under eight batches in flight.
+  process.env.EMAIL_RATE_PER_SECOND = "5";
   resetConfig();
   executor = startTestExecutor(2);
 });
