@@ -108,7 +108,6 @@ function openNoDelaySocket(host: string, port: number, callback: SocketCallback)
     if (settled) return;
     settled = true;
     socket.setTimeout(0);
-    socket.removeListener("error", settle);
     if (error) {
       socket.destroy();
       callback(error);
@@ -117,7 +116,9 @@ function openNoDelaySocket(host: string, port: number, callback: SocketCallback)
   socket.setTimeout(TIMEOUTS.connectionTimeout, () =>
     settle(Object.assign(new Error(`connection to ${host}:${port} timed out`), { code: "ETIMEDOUT" })),
   );
-  socket.once("error", settle);
+  // Kept for the socket's life (settle ignores later calls): nodemailer listens while it uses the connection, and a
+  // reset arriving after it let go of a socket it did not open must not become an uncaught exception.
+  socket.on("error", settle);
   socket.once("connect", () => settle(null));
 }
 
