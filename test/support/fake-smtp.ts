@@ -107,6 +107,9 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
       });
     },
   });
+  // smtp-server emits a client's vanishing mid-message (ECONNRESET during DATA: a killed sender process, which is what
+  // the fault tests do) as the server's 'error': without a listener that is an uncaught exception.
+  server.on("error", () => undefined);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = ((server as unknown as { server: { address(): AddressInfo } }).server.address()).port;
   return {
