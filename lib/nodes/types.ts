@@ -62,6 +62,11 @@ export interface NodeExecutor<T extends NodeType = NodeType> {
   /** "stopped": the batch was not sent because the run must stop (runtime.shouldStop) while it waited. */
   runBatch?(node: NodeOf<T>, runtime: NodeRuntime, batch: number): Promise<void | "stopped">;
   complete?(node: NodeOf<T>, runtime: NodeRuntime): Promise<NodeOutcome>;
+  /**
+   * The node's failure sentence once every batch under way has ended: a batch that failed wrote its sentence while its
+   * siblings were still sending, so figures in it may be short.
+   */
+  settleFailure?(node: NodeOf<T>, runtime: NodeRuntime, sentence: string): Promise<string>;
 }
 
 /** A failure a person can act on: the node becomes FAILED with this sentence. */

@@ -15,7 +15,7 @@ import { RunLostError } from "./run-stop";
 type Calls = { executed: string[]; batches: string[] };
 
 /** Executors that record what ran: DATA_SOURCE outputs fixed rows, OUTPUT counts its items in batches of 2. */
-function harness(options: { rows?: Record<string, unknown>[]; failing?: string[]; batchedOutput?: boolean; onBatch?: (batch: number) => void } = {}) {
+function harness(options: { rows?: Record<string, unknown>[]; failing?: string[]; batchedOutput?: boolean; onBatch?: (batch: number) => unknown } = {}) {
   const calls: Calls = { executed: [], batches: [] };
   const rows = options.rows ?? [{ email: "a@x.test", plan: "pro" }, { email: "b@x.test", plan: "free" }, { email: "c@x.test", plan: "pro" }];
   const fails = (id: string) => {
@@ -42,7 +42,7 @@ function harness(options: { rows?: Record<string, unknown>[]; failing?: string[]
       },
       async runBatch(node, _rt, batch) {
         calls.batches.push(`${node.id}:${batch}`);
-        options.onBatch?.(batch);
+        await options.onBatch?.(batch);
       },
       async complete(node) {
         return { kind: "done", output: { emailsSent: calls.batches.filter((b) => b.startsWith(`${node.id}:`)).length }, itemsOut: 0 };
@@ -207,17 +207,88 @@ describe("the engine on an in-memory run store", () => {
     expect(wakes).toEqual(["wf_1"]);
   });
 
-  it("sends a batched node's batches eight at a time and stops between groups on cancel", async () => {
+  it("keeps at most eight batches of a node under way, starting the next as soon as one ends", async () => {
+    const rows = Array.from({ length: 40 }, (_, i) => ({ email: `u${i}@x.test`, plan: "pro" }));
+    let underWay = 0;
+    let most = 0;
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+    const startedWhileFirstHeld: number[] = [];
+    let firstDone = false;
+    const { store, deps, calls } = harness({
+      rows,
+      batchedOutput: true,
+      onBatch: async (batch) => {
+        underWay++;
+        most = Math.max(most, underWay);
+        if (!firstDone && batch !== 0) startedWhileFirstHeld.push(batch);
+        if (batch === 0) await firstHeld;
+        else await new Promise((resolve) => setImmediate(resolve));
+        // The slow first batch lets go once the others are all under way or done.
+        if (batch === 19) (firstDone = true), releaseFirst();
+        underWay--;
+      },
+    });
+    const runId = enqueue(store, pipeline);
+    await claimAndExecute(inlineStep, deps, "wf_1");
+    expect(calls.batches).toHaveLength(20);
+    expect(most).toBe(8);
+    // A lock-step group of eight would have waited for batch 0 before starting batch 8.
+    expect(startedWhileFirstHeld).toEqual(Array.from({ length: 19 }, (_, i) => i + 1));
+    expect(store.get(runId).status).toBe("SUCCESS");
+  });
+
+  it("starts no batch once a cancel is seen, and lets the ones under way finish", async () => {
     const rows = Array.from({ length: 40 }, (_, i) => ({ email: `u${i}@x.test`, plan: "pro" }));
     let runId = "";
-    const { store, deps, calls } = harness({ rows, batchedOutput: true, onBatch: (batch) => batch === 9 && store.requestCancel(runId) });
+    let cancelled = false;
+    const startedAfterCancel: number[] = [];
+    const finished: number[] = [];
+    const { store, deps, calls } = harness({
+      rows,
+      batchedOutput: true,
+      onBatch: async (batch) => {
+        if (cancelled) startedAfterCancel.push(batch);
+        if (batch === 9) (cancelled = true), store.requestCancel(runId);
+        await new Promise((resolve) => setImmediate(resolve));
+        finished.push(batch);
+      },
+    });
     runId = enqueue(store, pipeline);
     await claimAndExecute(inlineStep, deps, "wf_1");
-    // 20 batches of 2: groups 0–7, 8–15 (batch 9 asks to cancel), then the engine stops before 16–19.
-    expect(calls.batches).toEqual(Array.from({ length: 16 }, (_, i) => `send:${i}`));
+    // 20 batches of 2; batch 9 asks to cancel while 8 batches are under way (9 and the seven before it, at most).
+    expect(startedAfterCancel).toEqual([]);
+    expect(calls.batches).toEqual(Array.from({ length: 10 }, (_, i) => `send:${i}`));
+    expect(finished.sort((a, b) => a - b)).toEqual(Array.from({ length: 10 }, (_, i) => i));
     expect(store.get(runId).status).toBe("FAILED");
     expect(store.get(runId).error).toBe("Cancelled");
     expect(statuses(store, runId).send).toBe("SKIPPED");
+  });
+
+  it("a batch's failure sentence is written again once the batches under way have ended", async () => {
+    const rows = Array.from({ length: 12 }, (_, i) => ({ email: `u${i}@x.test`, plan: "pro" }));
+    let sent = 0;
+    const { store, deps } = harness({ rows, batchedOutput: true });
+    const output = deps.executors!.OUTPUT;
+    deps.executors = {
+      ...deps.executors!,
+      OUTPUT: {
+        ...output,
+        async runBatch(_node, _rt, batch) {
+          // Batch 2 is refused while its siblings are still sending: its sentence counts what was sent so far.
+          if (batch === 2) throw new NodeError(`quota used up: ${sent} of 6 sent`);
+          await new Promise((resolve) => setImmediate(resolve));
+          sent++;
+        },
+        settleFailure: async (_node, _rt, sentence) => sentence.replace(/\d+ of 6/, `${sent} of 6`),
+      },
+    };
+    const runId = enqueue(store, pipeline);
+    await claimAndExecute(inlineStep, deps, "wf_1");
+    expect(sent).toBe(5);
+    expect(store.get(runId).nodes.get("send")?.error).toBe("quota used up: 5 of 6 sent");
+    expect(store.get(runId).status).toBe("FAILED");
+    expect(store.get(runId).error).toContain("quota used up: 5 of 6 sent");
   });
 
   it("completes a batched node after all its batches", async () => {

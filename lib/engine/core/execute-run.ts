@@ -199,45 +199,80 @@ function untilScope(run: RunInfo): ((id: string) => boolean) | undefined {
 }
 
 /**
- * Email batches of a node sent at once (each group waits for its slowest batch; cancel and SIGTERM are checked between
- * groups). A batch's round trips (pending read, provider call, mark-sent with its flushed commit) leave a lane mostly
- * waiting: on PostgreSQL the 100,000-row run went 3.01–3.24 → 2.75–2.99 s from 4 to 8 (paired, 2026-11-26). Under the
- * provider's pacing (EMAIL_RATE_PER_SECOND) a group of 8 takes 1.6 s at the default 5/s, well within cancel's 5 s.
+ * Email batches of a node under way at once: a sliding window, so a new batch starts as soon as one ends (a lock-step
+ * group would wait for its slowest batch, and the provider's pacing slots lost meanwhile are not banked). A batch's
+ * round trips (pending read, provider call, mark-sent with its flushed commit) leave a lane mostly waiting, which is why
+ * there are several. Cancel and SIGTERM are checked before each batch starts (the check is cached for a moment).
  */
-const BATCHES_IN_PARALLEL = 8;
+const BATCHES_IN_FLIGHT = 8;
 
 /** One node: its main step, then (OUTPUT) one step per batch and a completing step. */
 async function runNode(step: Step, deps: EngineDeps, run: Execution, node: GraphNode): Promise<NodeSummary> {
   const executor = (deps.executors ?? nodeExecutors)[node.type] as NodeExecutor;
   const first = await step.run(`node:${node.id}`, () => startNode(deps, run, node, executor));
   if (first.status !== "RUNNING") return first;
-  const batches = first.batches ?? 0;
-  // A few batch steps at a time: the ledger keys each email, so concurrent batches never overlap.
-  for (let start = 0; start < batches; start += BATCHES_IN_PARALLEL) {
-    const stop = await deps.store.stopReason(run.runId);
-    if (stop) return { status: "STOPPED", stop };
-    const group = Array.from({ length: Math.min(BATCHES_IN_PARALLEL, batches - start) }, (_, k) => start + k);
-    // allSettled: when one batch throws (a lost database connection), its siblings finish before the run is given
-    // up, so a resume never sends a batch that an orphaned sibling is still sending.
-    const settled = await Promise.allSettled(
-      group.map((batch) =>
-        step.run(`node:${node.id}:batch:${batch}`, () =>
-          guard(deps, run, node, async (rt): Promise<NodeSummary> => {
-            const stopped = (await executor.runBatch!(node, rt, batch)) === "stopped";
-            return { status: stopped ? "STOPPED" : "RUNNING" };
-          }),
-        ),
-      ),
-    );
-    const rejected = settled.find((s) => s.status === "rejected");
-    if (rejected) throw rejected.reason;
-    const summaries = settled.map((s) => (s as PromiseFulfilledResult<NodeSummary>).value);
-    const failed = summaries.find((s) => s.status === "FAILED");
-    if (failed) return failed;
-    // A batch cut short while it waited (a cancel during a long Retry-After): stop now, even after the last group.
-    if (summaries.some((s) => s.status === "STOPPED")) return { status: "STOPPED", stop: (await deps.store.stopReason(run.runId, { fresh: true })) ?? "cancel" };
-  }
+  const ended = await runBatches(step, deps, run, node, executor, first.batches ?? 0);
+  if (ended) return ended;
   return step.run(`node:${node.id}:done`, () => guard(deps, run, node, async (rt) => finishNode(deps.store, run, node, await executor.complete!(node, rt))));
+}
+
+/**
+ * The node's batch steps, at most BATCHES_IN_FLIGHT at a time (the ledger keys each email, so concurrent batches never
+ * overlap). Answers how the node ended early (FAILED or STOPPED), or undefined when every batch ran. Once a batch fails,
+ * throws or stops, no further batch starts and the ones under way finish first: a resume never sends a batch that an
+ * orphaned sibling is still sending.
+ */
+async function runBatches(step: Step, deps: EngineDeps, run: Execution, node: GraphNode, executor: NodeExecutor, batches: number): Promise<NodeSummary | undefined> {
+  const inFlight = new Set<Promise<void>>();
+  let thrown: { error: unknown } | undefined;
+  let failed: NodeSummary | undefined;
+  let cutShort = false;
+  let stop: StopReason | null = null;
+  const start = (batch: number) => {
+    const settled: Promise<void> = step
+      .run(`node:${node.id}:batch:${batch}`, () =>
+        guard(deps, run, node, async (rt): Promise<NodeSummary> => {
+          const stopped = (await executor.runBatch!(node, rt, batch)) === "stopped";
+          return { status: stopped ? "STOPPED" : "RUNNING" };
+        }),
+      )
+      .then(
+        (summary) => {
+          if (summary.status === "FAILED") failed ??= summary;
+          else if (summary.status === "STOPPED") cutShort = true;
+        },
+        (error: unknown) => {
+          thrown ??= { error };
+        },
+      )
+      .finally(() => inFlight.delete(settled));
+    inFlight.add(settled);
+  };
+  for (let next = 0; next < batches && !thrown && !failed && !cutShort; ) {
+    if (inFlight.size >= BATCHES_IN_FLIGHT) {
+      await Promise.race(inFlight);
+      continue;
+    }
+    stop = await deps.store.stopReason(run.runId);
+    if (stop) break;
+    start(next++);
+  }
+  await Promise.all(inFlight);
+  if (thrown) throw thrown.error;
+  if (failed) return executor.settleFailure ? step.run(`node:${node.id}:failed`, () => settleFailure(deps, run, node, executor, failed!.error ?? "failed")) : failed;
+  // A batch cut short while it waited (a cancel during a long Retry-After): stop now, even after the last batch.
+  if (cutShort) return { status: "STOPPED", stop: (await deps.store.stopReason(run.runId, { fresh: true })) ?? "cancel" };
+  if (stop) return { status: "STOPPED", stop };
+  return undefined;
+}
+
+/** The failure sentence of a batched node rewritten once its batches have all ended (see NodeExecutor.settleFailure). */
+function settleFailure(deps: EngineDeps, run: Execution, node: GraphNode, executor: NodeExecutor, sentence: string): Promise<NodeSummary> {
+  return guard(deps, run, node, async (rt) => {
+    const settled = await executor.settleFailure!(node, rt, sentence);
+    if (settled !== sentence) await deps.store.nodeFailed(run.runId, node.id, settled);
+    return { status: "FAILED", error: settled };
+  });
 }
 
 async function startNode(deps: EngineDeps, run: Execution, node: GraphNode, executor: NodeExecutor): Promise<NodeSummary> {

@@ -89,6 +89,12 @@ export const outputExecutor: NodeExecutor<"OUTPUT"> = {
     return sendRange(node, rt, batch, { first: batch === 0 ? take(firstBatches, rt) : undefined, markFailed: true });
   },
 
+  async settleFailure(node, rt, sentence) {
+    if (!SENT_PHRASE.test(sentence)) return sentence;
+    const key = ledgerKey(node, rt);
+    return sentence.replace(SENT_PHRASE, sentPhrase(await rt.ports.ledger.countByStatus(key.chainRunId, key.nodeId)));
+  },
+
   async complete(node, rt) {
     const key = ledgerKey(node, rt);
     const counts = take(lastCounts, rt)?.counts ?? (await rt.ports.ledger.writeProgress(key, rt.runId));
@@ -271,13 +277,15 @@ async function plan(node: NodeOf<"OUTPUT">, emails: RenderedEmail[], preview: bo
   return planned;
 }
 
+/** "N of M emails were sent": failed rows are emails this node has not sent (a parallel batch may have marked them). */
+function sentPhrase(counts: { sent: number; pending: number; failed: number; sending: number }): string {
+  return `${fmt(counts.sent)} of ${fmt(counts.sent + counts.pending + counts.failed + counts.sending)} emails were sent`;
+}
+const SENT_PHRASE = /[\d,.]+ of [\d,.]+ emails were sent/;
+
 function sendContext(rt: NodeRuntime, key: LedgerKey, resolved: ResolvedSender, startedAtMs: number | null, firstSlotAt?: number): SendContext {
   const budgetMinutes = rt.ports.sendLimits.budgetMinutes;
-  const progress = async () => {
-    const counts = await rt.ports.ledger.countByStatus(key.chainRunId, key.nodeId);
-    // Failed rows are emails this node has not sent (a parallel batch may have marked them already).
-    return { sent: counts.sent, total: counts.sent + counts.pending + counts.failed + counts.sending };
-  };
+  const progress = async () => sentPhrase(await rt.ports.ledger.countByStatus(key.chainRunId, key.nodeId));
   return {
     pacing: rt.ports.pacing,
     ratePerSecond: resolved.ratePerSecond,
@@ -285,13 +293,10 @@ function sendContext(rt: NodeRuntime, key: LedgerKey, resolved: ResolvedSender, 
     deadline: (startedAtMs ?? Date.now()) + budgetMinutes * 60_000,
     shouldStop: () => rt.shouldStop(),
     async quotaSentence(quota) {
-      const { sent, total } = await progress();
-      const provider = resolved.label;
-      return `${provider}'s ${quota} quota is used up: ${fmt(sent)} of ${fmt(total)} emails were sent. Retry the run after the quota resets; emails already sent will not be sent again.`;
+      return `${resolved.label}'s ${quota} quota is used up: ${await progress()}. Retry the run after the quota resets; emails already sent will not be sent again.`;
     },
     async budgetSentence(lastError) {
-      const { sent, total } = await progress();
-      return `The email provider kept failing for ${budgetMinutes} minutes (EMAIL_SEND_BUDGET_MINUTES; last answer: ${lastError}): ${fmt(sent)} of ${fmt(total)} emails were sent. Retry the run later; emails already sent will not be sent again.`;
+      return `The email provider kept failing for ${budgetMinutes} minutes (EMAIL_SEND_BUDGET_MINUTES; last answer: ${lastError}): ${await progress()}. Retry the run later; emails already sent will not be sent again.`;
     },
   };
 }
