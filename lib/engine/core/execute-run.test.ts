@@ -225,7 +225,10 @@ describe("the engine on an in-memory run store", () => {
         if (batch === 0) await firstHeld;
         else await new Promise((resolve) => setImmediate(resolve));
         // The slow first batch lets go once the others are all under way or done.
-        if (batch === 19) (firstDone = true), releaseFirst();
+        if (batch === 19) {
+          firstDone = true;
+          releaseFirst();
+        }
         underWay--;
       },
     });
@@ -249,7 +252,10 @@ describe("the engine on an in-memory run store", () => {
       batchedOutput: true,
       onBatch: async (batch) => {
         if (cancelled) startedAfterCancel.push(batch);
-        if (batch === 9) (cancelled = true), store.requestCancel(runId);
+        if (batch === 9) {
+          cancelled = true;
+          store.requestCancel(runId);
+        }
         await new Promise((resolve) => setImmediate(resolve));
         finished.push(batch);
       },
