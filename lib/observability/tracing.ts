@@ -10,6 +10,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import {
   context,
+  INVALID_SPAN_CONTEXT,
   propagation,
   ROOT_CONTEXT,
   SpanStatusCode,
@@ -18,12 +19,16 @@ import {
   type Context,
   type ContextManager,
   type Span,
+  SpanKind,
+  type SpanOptions,
+  type Tracer,
+  type TracerOptions,
+  type TracerProvider,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { SpanKind } from "@opentelemetry/api";
+import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { formatTraceparent } from "./trace-context";
 
 /** The active context follows async calls through AsyncLocalStorage (what a Node context manager does). */
@@ -50,24 +55,39 @@ class AsyncLocalStorageContextManager implements ContextManager {
 }
 
 /**
- * Exports our spans and each request's server span, not Next.js's spans inside a request (rendering, route
- * resolution, handler execution: a dozen a run in the tiny-runs bench, most of the exporter's work). The request's
- * span still parents the run's spans through the `traceparent` kept with the run.
+ * What Next.js's tracer gets: its request (server) spans are real; the spans it opens inside a request (rendering,
+ * route resolution, handler execution) are not made at all. Each of those is handed a non-recording stand-in that
+ * carries the enclosing span's context, and the active context is left as it was, so the request's server span stays
+ * the active span in the route handler: a run enqueued there keeps it as its parent. Making and then dropping those
+ * spans was most of what tracing cost a request.
  */
-class OwnSpansProcessor implements SpanProcessor {
-  constructor(private readonly next: SpanProcessor) {}
-  onStart(span: Parameters<SpanProcessor["onStart"]>[0], parent: Parameters<SpanProcessor["onStart"]>[1]): void {
-    this.next.onStart(span, parent);
+class RequestSpansOnly implements Tracer {
+  constructor(private readonly inner: Tracer) {}
+  startSpan(name: string, options?: SpanOptions, ctx?: Context): Span {
+    if (options?.kind === SpanKind.SERVER) return this.inner.startSpan(name, options, ctx);
+    return standIn(ctx ?? context.active());
   }
-  onEnd(span: ReadableSpan): void {
-    if (span.instrumentationScope.name === "next.js" && span.kind !== SpanKind.SERVER) return;
-    this.next.onEnd(span);
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: [F] | [SpanOptions, F] | [SpanOptions, Context, F]): ReturnType<F> {
+    const fn = rest[rest.length - 1] as F;
+    const options = rest.length > 1 ? (rest[0] as SpanOptions) : undefined;
+    const ctx = rest.length > 2 ? (rest[1] as Context) : context.active();
+    if (options?.kind === SpanKind.SERVER) return this.inner.startActiveSpan(name, options, ctx, fn);
+    return fn(standIn(ctx)) as ReturnType<F>;
   }
-  forceFlush(): Promise<void> {
-    return this.next.forceFlush();
-  }
-  shutdown(): Promise<void> {
-    return this.next.shutdown();
+}
+
+const standIn = (ctx: Context): Span => trace.wrapSpanContext(trace.getSpanContext(ctx) ?? INVALID_SPAN_CONTEXT);
+
+/** The process's tracer provider: the SDK's, with Next.js's tracer narrowed to its request spans. */
+class FlowmailTracerProvider implements TracerProvider {
+  private readonly nextTracers = new Map<string, Tracer>();
+  constructor(readonly sdk: BasicTracerProvider) {}
+  getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
+    if (name !== "next.js") return this.sdk.getTracer(name, version, options);
+    const key = version ?? "";
+    let tracer = this.nextTracers.get(key);
+    if (!tracer) this.nextTracers.set(key, (tracer = new RequestSpansOnly(this.sdk.getTracer(name, version, options))));
+    return tracer;
   }
 }
 
@@ -90,11 +110,11 @@ export function startTracing(endpoint: string | undefined, service: string): boo
   const url = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${endpoint.replace(/\/+$/, "")}/v1/traces`;
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ "service.name": process.env.OTEL_SERVICE_NAME || service }),
-    spanProcessors: [new OwnSpansProcessor(new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: 1_000 }))],
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: 1_000 })],
   });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(provider);
+  trace.setGlobalTracerProvider(new FlowmailTracerProvider(provider));
   slot.__flowmailTracing = { provider, service };
   return true;
 }
