@@ -14,7 +14,7 @@
 //        BENCH_ROWS=100000 BENCH_ACTUAL=5000
 import os from "node:os";
 import { countTokens } from "gpt-tokenizer";
-import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow } from "./bench-support";
+import { benchAiAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow } from "./bench-support";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const ACTUAL = Number(process.env.BENCH_ACTUAL ?? 5000);
@@ -39,10 +39,7 @@ const row = (i: number) => [
 async function main() {
   benchEnv();
   const { driver } = await benchDb();
-  const { eq } = await import("drizzle-orm");
   const { getDb } = await import("@/db/client");
-  const { accounts } = await import("@/db/schema");
-  const { encryptSecret } = await import("@/lib/crypto");
   const { enqueueRun } = await import("@/lib/engine/pg/enqueue-run");
   const { getRun } = await import("@/lib/services/runs/get-run");
   const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
@@ -67,11 +64,7 @@ async function main() {
     return usage;
   });
 
-  const accountId = await benchAccount();
-  await (await getDb())
-    .update(accounts)
-    .set({ aiProvider: "openai", aiModel: "gpt-4o-mini", aiBaseUrl: ai.url, aiKeyEncrypted: encryptSecret("sk-bench-estimate-1234"), aiKeyLast4: "1234" })
-    .where(eq(accounts.id, accountId));
+  const accountId = await benchAiAccount({ provider: "openai", model: "gpt-4o-mini", baseUrl: ai.url, key: "sk-bench-estimate-1234" });
   const columns = ["name", "email", "company", "city", "note"];
   const graph = (uploadId: string) => ({
     nodes: [

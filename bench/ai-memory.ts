@@ -36,20 +36,13 @@ const PORT = Number(args.port);
 
 /** The server process: PGlite, the executor, the route handlers; sets up the account, upload and workflows. */
 async function server() {
-  const { benchAccount, benchEnv, benchUpload, benchWorkflow } = await import("./bench-support");
+  const { benchAiAccount, benchEnv, benchUpload, benchWorkflow } = await import("./bench-support");
   benchEnv();
-  const { eq } = await import("drizzle-orm");
   const { getDb } = await import("@/db/client");
-  const { accounts } = await import("@/db/schema");
-  const { encryptSecret } = await import("@/lib/crypto");
   const { signAccessToken } = await import("@/lib/auth/tokens");
   const { startEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
   const { serveRoutes } = await import("@/test/support/route-server");
-  const accountId = await benchAccount();
-  await (await getDb())
-    .update(accounts)
-    .set({ aiProvider: "openai-compatible", aiModel: "bench-model", aiBaseUrl: process.env.BENCH_AI_URL!, aiKeyEncrypted: encryptSecret("sk-bench-memory-1234"), aiKeyLast4: "1234", aiMaxConcurrency: 8 })
-    .where(eq(accounts.id, accountId));
+  const accountId = await benchAiAccount({ provider: "openai-compatible", model: "bench-model", baseUrl: process.env.BENCH_AI_URL!, key: "sk-bench-memory-1234", maxConcurrency: 8 });
   const big = await benchUpload(accountId, ["name", "email", "company"], ITEMS, (i) => [`Person ${i}`, `person${i}@example.com`, `Company ${i % 977}`]);
   const tiny = await benchUpload(accountId, ["name", "email"], 1, () => ["Nobody", "nobody@example.com"]);
   const graph = (uploadId: string, withAi = true) => ({

@@ -15,7 +15,7 @@
 //        BENCH_PROVIDERS=openai,anthropic BENCH_ITEMS=5000 BENCH_RPM=4000 BENCH_TPM=110000 BENCH_ITPM=450000
 //        BENCH_CONCURRENCY=8
 import os from "node:os";
-import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow } from "./bench-support";
+import { benchAiAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, type BenchAi } from "./bench-support";
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 5000);
 const RPM = Number(process.env.BENCH_RPM ?? 4000);
@@ -31,10 +31,7 @@ const load = () => os.loadavg().map((l) => l.toFixed(2)).join(" ");
 async function main() {
   benchEnv();
   const { driver } = await benchDb();
-  const { eq } = await import("drizzle-orm");
   const { getDb } = await import("@/db/client");
-  const { accounts } = await import("@/db/schema");
-  const { encryptSecret } = await import("@/lib/crypto");
   const { enqueueRun } = await import("@/lib/engine/pg/enqueue-run");
   const { getRun } = await import("@/lib/services/runs/get-run");
   const { startEmbeddedExecutor, stopEmbeddedExecutor } = await import("@/lib/engine/drivers/embedded-executor");
@@ -51,7 +48,7 @@ async function main() {
       firstLast.last = now;
     };
     let fake: Fake;
-    let settings: Partial<typeof accounts.$inferInsert>;
+    let settings: Pick<BenchAi, "provider" | "model" | "tokensPerMinute">;
     let tokenLimit: number;
     if (provider === "anthropic") {
       const claude = await startFakeAnthropic();
@@ -66,7 +63,7 @@ async function main() {
         close: () => claude.close(),
       };
       tokenLimit = ITPM;
-      settings = { aiProvider: "anthropic", aiModel: "claude-3-5-haiku-20241022", aiTokensPerMinute: ITPM };
+      settings = { provider: "anthropic", model: "claude-3-5-haiku-20241022", tokensPerMinute: ITPM };
     } else {
       const ai = await startFakeOpenAI();
       ai.limit({ requestsPerWindow: RPM, tokensPerWindow: TPM, windowMs: 60_000 });
@@ -80,20 +77,9 @@ async function main() {
         close: () => ai.close(),
       };
       tokenLimit = TPM;
-      settings = { aiProvider: "openai-compatible", aiModel: "bench-model", aiTokensPerMinute: TPM };
+      settings = { provider: "openai-compatible", model: "bench-model", tokensPerMinute: TPM };
     }
-    const accountId = await benchAccount();
-    await (await getDb())
-      .update(accounts)
-      .set({
-        aiBaseUrl: fake.url,
-        aiKeyEncrypted: encryptSecret(`sk-bench-${provider}-1234`),
-        aiKeyLast4: "1234",
-        aiRequestsPerMinute: RPM,
-        aiMaxConcurrency: CONCURRENCY,
-        ...settings,
-      })
-      .where(eq(accounts.id, accountId));
+    const accountId = await benchAiAccount({ ...settings, baseUrl: fake.url, key: `sk-bench-${provider}-1234`, requestsPerMinute: RPM, maxConcurrency: CONCURRENCY });
     const half = Math.ceil(ITEMS / 2);
     const uploadId = await benchUpload(accountId, ["name", "email"], half, (i) => [`Person ${i}`, `person${i}@example.com`]);
     const graph = (label: string) => ({
@@ -115,11 +101,7 @@ async function main() {
     {
       const warm = provider === "anthropic" ? await startFakeAnthropic() : await startFakeOpenAI();
       warm.answer(() => ({ line: "Warm." }));
-      const warmAccount = await benchAccount();
-      await (await getDb())
-        .update(accounts)
-        .set({ ...settings, aiTokensPerMinute: null, aiBaseUrl: warm.url, aiKeyEncrypted: encryptSecret(`sk-warm-${provider}-1234`), aiKeyLast4: "1234" })
-        .where(eq(accounts.id, warmAccount));
+      const warmAccount = await benchAiAccount({ provider: settings.provider, model: settings.model, baseUrl: warm.url, key: `sk-warm-${provider}-1234` });
       const warmUpload = await benchUpload(warmAccount, ["name", "email"], 200, (i) => [`Warm ${i}`, `warm${i}@example.com`]);
       await enqueueRun(warmAccount, await benchWorkflow(warmAccount, { ...graph("W"), nodes: graph("W").nodes.map((n) => (n.id === "src" ? { ...n, data: { uploadId: warmUpload } } : n)) }), undefined);
       await executor.idle();

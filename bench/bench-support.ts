@@ -5,7 +5,7 @@ import { Session } from "node:inspector/promises";
 import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { closeDb, getDb, getDbHandle, openPostgres } from "@/db/client";
 import { migratePostgres } from "@/db/migrate";
 import { accounts, uploadChunks, uploads, workflows } from "@/db/schema";
@@ -57,6 +57,38 @@ export async function benchAccount(): Promise<string> {
   const db = await getDb();
   const id = newId("usr");
   await db.insert(accounts).values({ id, email: `bench-${id.slice(-8).toLowerCase()}@example.com`, fullName: "Bench", passwordHash: "x", emailVerifiedAt: new Date() });
+  return id;
+}
+
+/** The AI provider settings of a bench account; `key` is stored encrypted, as the settings page stores it. */
+export type BenchAi = {
+  provider: string;
+  model: string;
+  baseUrl: string;
+  key: string;
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
+  maxConcurrency?: number;
+};
+
+/** An account (benchAccount's) whose AI provider is `ai`: what the AI benchmarks run their workflows as. */
+export async function benchAiAccount(ai: BenchAi): Promise<string> {
+  // Imported when called: it is server-only, and the benchmarks without AI do not load it.
+  const { encryptSecret } = await import("@/lib/crypto");
+  const id = await benchAccount();
+  await (await getDb())
+    .update(accounts)
+    .set({
+      aiProvider: ai.provider,
+      aiModel: ai.model,
+      aiBaseUrl: ai.baseUrl,
+      aiKeyEncrypted: encryptSecret(ai.key),
+      aiKeyLast4: ai.key.slice(-4),
+      aiRequestsPerMinute: ai.requestsPerMinute,
+      aiTokensPerMinute: ai.tokensPerMinute,
+      aiMaxConcurrency: ai.maxConcurrency,
+    })
+    .where(eq(accounts.id, id));
   return id;
 }
 

@@ -9,7 +9,7 @@ import { Button, ErrorAlert, Spinner, formatCount } from "@/components/ui";
 import { EmailBody } from "@/components/runs/recipients-table";
 import { AiEstimateView } from "@/components/runs/ai-estimate";
 import { SendProgress } from "@/components/runs/send-progress";
-import { formatUsd } from "@/lib/client/ai";
+import { formatEstimatedUsd, formatUsage } from "@/lib/client/ai-usage-text";
 import { fetchRunEmails, sendPreview } from "@/lib/client/sending";
 import { isFinished, useRun } from "@/lib/client/use-run";
 
@@ -124,8 +124,7 @@ export function PreviewDialog({ estimateRunId, runId, onPreview, startError, onC
               </dl>
               {run.result?.ai && run.result.ai.calls > 0 && (
                 <p className="text-xs text-slate-600" data-testid="preview-ai">
-                  The model answered in {formatCount(run.result.ai.calls)} {run.result.ai.calls === 1 ? "call" : "calls"} ({formatCount(run.result.ai.inputTokens)} tokens in,{" "}
-                  {formatCount(run.result.ai.outputTokens)} out, {formatUsd(run.result.ai.costUsd)}); sending these emails asks it nothing again.
+                  The model answered in {formatUsage(run.result.ai)}; sending these emails asks it nothing again.
                 </p>
               )}
               {email ? (
@@ -163,7 +162,7 @@ export function PreviewDialog({ estimateRunId, runId, onPreview, startError, onC
               disabled={estimateRun.run?.status !== "SUCCESS"}
               data-testid="preview-continue"
             >
-              {estimated ? `Ask the model for every item${estimated.costUsd === null ? "" : ` (≈ ${formatUsd(estimated.costUsd)})`} and preview` : "Preview the emails"}
+              {estimated ? `Ask the model for every item${estimated.costUsd === null ? "" : ` (${formatEstimatedUsd(estimated.costUsd)})`} and preview` : "Preview the emails"}
             </Button>
           ) : (
             <Button size="sm" onClick={() => void send()} loading={sending} disabled={run?.status !== "SUCCESS" || planned === 0} data-testid="preview-send">

@@ -192,7 +192,7 @@ function RunTab({ run, runId, runError, runs, onOpenRun, onPickNode, workflowSav
           </span>
         </Alert>
       )}
-      {runError && <Alert tone="amber">{runError}</Alert>}
+      {runError && <Alert tone="amber" className="[overflow-wrap:anywhere]">{runError}</Alert>}
       {runId && !run && !runError && <p className="text-sm text-slate-500">Loading run…</p>}
       {run && (
         <>
@@ -240,7 +240,7 @@ function NodeRunCard({ runId, nodeId, run }: { runId: string; nodeId: string; ru
         <StatusBadge status={result.status} />
       </summary>
       <div className="mt-3 space-y-3">
-        {result.error && <p className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">{result.error}</p>}
+        {result.error && <p className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 [overflow-wrap:anywhere]">{result.error}</p>}
         {(typeof result.itemsIn === "number" || typeof result.itemsOut === "number") && (
           <p className="text-xs text-slate-500">
             {typeof result.itemsIn === "number" ? formatCount(result.itemsIn) : "—"} in · {typeof result.itemsOut === "number" ? formatCount(result.itemsOut) : "—"} out ·{" "}

@@ -1,7 +1,8 @@
 "use client";
 // An estimate run's answer: per AI node the items, the tokens (exact or approximate), the cost, and the sample answers
 // the model gave, so a person sees what the AI fields will look like and what they will cost before paying.
-import { answerFields, formatUsd, type AiEstimate, type AiUsage } from "@/lib/client/ai";
+import { answerFields, type AiEstimate, type AiUsage } from "@/lib/client/ai";
+import { formatEstimatedUsd, formatUsage } from "@/lib/client/ai-usage-text";
 import { Badge, formatCount } from "@/components/ui";
 
 export function AiEstimateView({ estimate, sampleUsage }: { estimate: AiEstimate; sampleUsage?: AiUsage }) {
@@ -22,12 +23,12 @@ export function AiEstimateView({ estimate, sampleUsage }: { estimate: AiEstimate
           <Figure label="Items" value={formatCount(nodes.reduce((sum, [, n]) => sum + n.items, 0))} testId="estimate-items" />
           <Figure label="Input tokens" value={`${approximate ? "≈ " : ""}${formatCount(estimate.inputTokens)}`} testId="estimate-input-tokens" />
           <Figure label="Output tokens" value={`≈ ${formatCount(estimate.outputTokens)}`} testId="estimate-output-tokens" />
-          <Figure label="Cost" value={estimate.costUsd === null ? "unknown" : `≈ ${formatUsd(estimate.costUsd)}`} testId="estimate-cost" />
+          <Figure label="Cost" value={formatEstimatedUsd(estimate.costUsd)} testId="estimate-cost" />
         </dl>
         <p className="mt-2 text-xs text-slate-600">
           Output tokens are extrapolated from the sample answers below.
           {estimate.costUsd === null && " No price is known for this model: set prices in Settings → AI provider."}
-          {sampleUsage && sampleUsage.calls > 0 && ` The sample itself took ${formatCount(sampleUsage.calls)} ${sampleUsage.calls === 1 ? "call" : "calls"} (${formatUsd(sampleUsage.costUsd)}).`}
+          {sampleUsage && sampleUsage.calls > 0 && ` The sample itself took ${formatUsage(sampleUsage)}.`}
         </p>
       </div>
       {nodes.map(([nodeId, node]) => {
@@ -38,7 +39,7 @@ export function AiEstimateView({ estimate, sampleUsage }: { estimate: AiEstimate
               <span className="font-mono">{nodeId}</span>
               <span className="text-xs font-normal text-slate-500">
                 {formatCount(node.items)} {node.items === 1 ? "item" : "items"} · {node.exact ? "" : "≈ "}
-                {formatCount(node.inputTokens)} in · ≈ {formatCount(node.outputTokens)} out · {node.costUsd === null ? "cost unknown" : `≈ ${formatUsd(node.costUsd)}`}
+                {formatCount(node.inputTokens)} in · ≈ {formatCount(node.outputTokens)} out · {node.costUsd === null ? "cost unknown" : formatEstimatedUsd(node.costUsd)}
               </span>
             </h3>
             {node.sample.length === 0 ? (

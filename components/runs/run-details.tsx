@@ -27,7 +27,7 @@ export function RunSummaryCard({ run }: { run: Run }) {
         </span>
       </div>
       {run.error && (
-        <p className="rounded-lg bg-red-50 px-3 py-2 text-sm text-red-800" data-testid="run-error">
+        <p className="rounded-lg bg-red-50 px-3 py-2 text-sm text-red-800 [overflow-wrap:anywhere]" data-testid="run-error">
           {run.error}
         </p>
       )}
@@ -70,7 +70,7 @@ export function RunLogList({ logs, onPickNode }: { logs: RunLog[]; onPickNode?: 
               {log.nodeId}
             </button>
           )}
-          <span className={cx("break-words", LEVEL[log.level] ?? "text-slate-700")}>{log.message}</span>
+          <span className={cx("min-w-0 [overflow-wrap:anywhere]", LEVEL[log.level] ?? "text-slate-700")}>{log.message}</span>
         </li>
       ))}
     </ol>

@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
-import { ExpressionError, ExpressionSyntaxError, compileExpression, isTruthy, type ExpressionScope } from "./expressions";
+import { describe, expect, it, vi } from "vitest";
+import { Parser, type ExpressionNode } from "./expression-parser";
+import { ExpressionBudget, ExpressionError, ExpressionSyntaxError, compileExpression, isTruthy, type ExpressionScope } from "./expressions";
 
 const row = (fields: Record<string, unknown>) => Object.assign(Object.create(null), fields) as Record<string, unknown>;
 
@@ -284,13 +285,50 @@ describe("syntax errors carry a 0-based position", () => {
   });
 
   it("compiles long flat expressions in linear time", () => {
-    const started = performance.now();
-    expect(run("1+".repeat(4999) + "1")).toBe(5000);
-    expect(run("x" + " || x".repeat(1999), { x: 0 })).toBe(false);
-    let nested: unknown = "end";
-    for (let i = 0; i < 3000; i++) nested = { b: nested };
-    expect(run("a" + ".b".repeat(3000), { a: nested })).toBe("end");
-    expect(performance.now() - started).toBeLessThan(2000);
+    // Counted, not timed. Compiling reads the `type` of each node of the syntax tree a few times at most (compiling a
+    // binary operator's left operand twice made a chain of n operators cost 2^n reads); past 4 reads a term the count
+    // fails the compile at once. Evaluating costs the expression budget one unit an operator or field read.
+    let visits = 0;
+    let visitLimit = 0;
+    const counted = (value: unknown): unknown =>
+      value === null || typeof value !== "object"
+        ? value
+        : new Proxy(value, {
+            get(target, key, receiver) {
+              if (key === "type" && ++visits > visitLimit) throw new Error(`compiling read the syntax tree more than ${visitLimit} times`);
+              return counted(Reflect.get(target, key, receiver));
+            },
+          });
+    const parse = Parser.prototype.parse;
+    const spy = vi.spyOn(Parser.prototype, "parse").mockImplementation(function (this: Parser) {
+      return counted(parse.call(this)) as ExpressionNode;
+    });
+    const work = (source: string, terms: number, item?: unknown) => {
+      visits = 0;
+      visitLimit = 4 * terms;
+      const compiled = compileExpression(source);
+      const budget = new ExpressionBudget();
+      budget.startItem();
+      const value = compiled.evaluate({ item, nodes: {} }, budget);
+      return { value, visits, steps: budget.work };
+    };
+    try {
+      const sum = work("1+".repeat(4999) + "1", 5000);
+      expect(sum.value).toBe(5000);
+      expect(sum.steps).toBeLessThanOrEqual(5000);
+      const or = work("x" + " || x".repeat(1999), 2000, { x: 0 });
+      expect(or.value).toBe(false);
+      expect(or.steps).toBeLessThanOrEqual(2 * 2000);
+      let nested: unknown = "end";
+      for (let i = 0; i < 3000; i++) nested = { b: nested };
+      const path = work("a" + ".b".repeat(3000), 3001, { a: nested });
+      expect(path.value).toBe("end");
+      expect(path.steps).toBeLessThanOrEqual(2 * 3001);
+      // Each compiled within its limit; a tree was read at all (the count counts).
+      expect(Math.min(sum.visits, or.visits, path.visits)).toBeGreaterThan(0);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

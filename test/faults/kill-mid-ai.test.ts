@@ -6,18 +6,14 @@
  * its answers per item. Only the calls that were in flight, unanswered, are asked twice (at most maxConcurrency).
  */
 import { sql } from "drizzle-orm";
-import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execRows, getDb, type Db } from "@/db/client";
-import { accounts } from "@/db/schema";
-import { encryptSecret } from "@/lib/crypto";
-import { createTestAccount } from "@/test/support/accounts";
-import { startFakeOpenAI, prompt, type FakeOpenAI } from "@/test/support/fake-openai";
+import { execRows, type Db } from "@/db/client";
+import { startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
 import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
 import { enqueue, insertUpload, insertWorkflow } from "@/test/runs/helpers";
-import { itemOf, peopleRows, perRowGraph } from "@/test/ai/helpers";
+import { accountWithAi, peopleRows, perRowGraph } from "@/test/ai/helpers";
 import { inWorkerDatabase, startExecutorWorker, withTimeout } from "./executor-worker";
-import { waitFor } from "./gate";
+import { aiItemLedger, answerThenHold } from "./mid-ai";
 
 const ITEMS = 2000;
 const ANSWERED_BEFORE_KILL = 600;
@@ -37,12 +33,7 @@ afterAll(async () => {
 });
 
 async function enqueueBigAiRun(): Promise<string> {
-  const { id, token } = await createTestAccount();
-  const key = "sk-fault-1234";
-  await (await getDb())
-    .update(accounts)
-    .set({ aiProvider: "openai-compatible", aiModel: "fake-model", aiBaseUrl: ai.url, aiKeyEncrypted: encryptSecret(key), aiKeyLast4: "1234" })
-    .where(eq(accounts.id, id));
+  const { id, token } = await accountWithAi(ai.url);
   const uploadId = await insertUpload(id, ["name", "email"], peopleRows(ITEMS), 1000);
   const res = await enqueue(token, await insertWorkflow(id, perRowGraph(uploadId)));
   expect(res.status).toBe(202);
@@ -51,39 +42,20 @@ async function enqueueBigAiRun(): Promise<string> {
 
 async function ledgerState(db: Db, runId: string) {
   const [run] = await execRows<{ status: string }>(db, sql`select status from runs where id = ${runId}`);
-  const [items] = await execRows<{ done: number; total: number }>(
-    db,
-    sql`select count(*) filter (where status = 'done')::int as done, count(*)::int as total from ai_items where run_id = ${runId}`,
-  );
-  return { status: run.status, done: Number(items.done), total: Number(items.total) };
+  return { status: run.status, ...(await aiItemLedger(db, runId)) };
 }
 
 describe("kill -9 of the executor process mid-AI", () => {
   it(`restarts and ends SUCCESS with each of ${ITEMS} items answered once`, async () => {
     const { value: runId, workerEnv, openForCheck } = await inWorkerDatabase("flowmail-fault-ai-", enqueueBigAiRun);
-    const answered = new Map<string, number>();
-    let answers = 0;
-    ai.answer((req) => {
-      const name = itemOf(prompt(req));
-      answered.set(name, (answered.get(name) ?? 0) + 1);
-      if (++answers === ANSWERED_BEFORE_KILL) ai.hangNext(1_000_000); // every later request stays in flight
-      return { greeting: `Hi ${name}` };
-    });
+    const model = answerThenHold(ai, ANSWERED_BEFORE_KILL);
 
     const doomed = startExecutorWorker(resend.url, workerEnv);
-    await withTimeout(
-      "600 answers",
-      Promise.race([waitFor("600 answers", () => answers >= ANSWERED_BEFORE_KILL, 150_000), doomed.exited.then((c) => Promise.reject(new Error(`worker exited: ${c}`)))]),
-      155_000,
-    );
-    // The worker records each answer as it arrives: give it a moment to write the last ones, then kill it.
-    await waitFor("calls in flight to be held", () => ai.requests.length > ANSWERED_BEFORE_KILL, 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const askedBeforeKill = ai.requests.length;
+    const askedBeforeKill = await model.killPoint(doomed.exited);
     doomed.child.kill("SIGKILL");
     expect(await doomed.exited).toBe("SIGKILL");
     const inFlightAtKill = askedBeforeKill - ANSWERED_BEFORE_KILL;
-    ai.hangNext(0);
+    model.release();
 
     const restarted = startExecutorWorker(resend.url, workerEnv);
     expect(await withTimeout("the restarted worker to finish", restarted.exited, 200_000)).toBe(0);
@@ -95,8 +67,8 @@ describe("kill -9 of the executor process mid-AI", () => {
       await checkDb.close();
     }
     // Every item was answered exactly once: none of the 600 answered before the kill was asked again.
-    expect(answered.size).toBe(ITEMS);
-    expect([...answered.values()].every((n) => n === 1)).toBe(true);
+    expect(model.answeredPerItem.size).toBe(ITEMS);
+    expect([...model.answeredPerItem.values()].every((n) => n === 1)).toBe(true);
     const askedTwice = ai.requests.length - ITEMS;
     expect(askedTwice).toBe(inFlightAtKill);
     expect(inFlightAtKill).toBeLessThanOrEqual(8);

@@ -8,13 +8,13 @@
  * renews, so the survivor is not held up by them for the length of a call timeout. Prints the figures.
  * PostgreSQL only: the embedded PGlite admits one process.
  */
-import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execRows, getDb } from "@/db/client";
-import { prompt, startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
+import { getDb } from "@/db/client";
+import { startFakeOpenAI, type FakeOpenAI } from "@/test/support/fake-openai";
 import { enqueue, insertUpload, insertWorkflow } from "@/test/runs/helpers";
-import { accountWithAi, itemOf, peopleRows, perRowGraph } from "@/test/ai/helpers";
+import { accountWithAi, peopleRows, perRowGraph } from "@/test/ai/helpers";
 import { waitFor } from "./gate";
+import { aiItemLedger, answerThenHold } from "./mid-ai";
 import { loadAverage, runRow, serverProcessFixture } from "./server-fixture";
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
@@ -37,14 +37,7 @@ describe.runIf(onPostgres)("two instances, the one asking the model killed mid-A
     const { id, token } = await accountWithAi(ai.url);
     const uploadId = await insertUpload(id, ["name", "email"], peopleRows(ITEMS));
     const workflowId = await insertWorkflow(id, perRowGraph(uploadId));
-    const answered = new Map<string, number>();
-    let answers = 0;
-    ai.answer((req) => {
-      const name = itemOf(prompt(req));
-      answered.set(name, (answered.get(name) ?? 0) + 1);
-      if (++answers === ANSWERED_BEFORE_KILL) ai.hangNext(1_000_000); // every later request stays in flight
-      return { greeting: `Hi ${name}` };
-    });
+    const model = answerThenHold(ai, ANSWERED_BEFORE_KILL);
 
     const instances = [fixture.start(), fixture.start()];
     const keys = await Promise.all(instances.map(async (p) => (await p.ready).key));
@@ -53,36 +46,28 @@ describe.runIf(onPostgres)("two instances, the one asking the model killed mid-A
     expect(res.status).toBe(202);
     const runId = res.body.runId as string;
 
-    await waitFor(`${ANSWERED_BEFORE_KILL} answers`, () => answers >= ANSWERED_BEFORE_KILL, 150_000);
-    await waitFor("calls in flight to be held", () => ai.requests.length > ANSWERED_BEFORE_KILL, 30_000);
-    // Every answer is recorded before its lane moves on: give the last ones a moment to be written.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const askedBeforeKill = await model.killPoint();
     const owner = (await runRow(runId)).executor_key;
     const ownerIndex = keys.indexOf(owner);
     expect(ownerIndex).toBeGreaterThanOrEqual(0);
-    const askedBeforeKill = ai.requests.length;
     instances[ownerIndex].child.kill("SIGKILL");
     const killedAt = Date.now();
     expect(await instances[ownerIndex].exited).toBe("SIGKILL");
     const inFlightAtKill = askedBeforeKill - ANSWERED_BEFORE_KILL;
-    ai.hangNext(0);
+    model.release();
 
     const survivor = keys[1 - ownerIndex];
     await waitFor("the survivor to take the run over", async () => (await runRow(runId)).executor_key === survivor, 30_000);
     const takenOverAt = Date.now();
-    await waitFor("the first answer after the takeover", () => answers > ANSWERED_BEFORE_KILL, 60_000);
+    await waitFor("the first answer after the takeover", () => model.answers() > ANSWERED_BEFORE_KILL, 60_000);
     const resumedAt = Date.now();
     await waitFor("the run to finish", async () => (await runRow(runId)).status !== "RUNNING", 150_000);
     expect((await runRow(runId)).status).toBe("SUCCESS");
 
-    const [ledger] = await execRows<{ done: number; total: number }>(
-      await getDb(),
-      sql`select count(*) filter (where status = 'done')::int as done, count(*)::int as total from ai_items where run_id = ${runId}`,
-    );
-    expect({ done: Number(ledger.done), total: Number(ledger.total) }).toEqual({ done: ITEMS, total: ITEMS });
+    expect(await aiItemLedger(await getDb(), runId)).toEqual({ done: ITEMS, total: ITEMS });
     // Every item was answered exactly once; only the calls the kill left unanswered were asked again.
-    expect(answered.size).toBe(ITEMS);
-    expect([...answered.values()].every((n) => n === 1)).toBe(true);
+    expect(model.answeredPerItem.size).toBe(ITEMS);
+    expect([...model.answeredPerItem.values()].every((n) => n === 1)).toBe(true);
     expect(ai.requests.length - ITEMS).toBe(inFlightAtKill);
     expect(inFlightAtKill).toBeLessThanOrEqual(8);
     const delivered = fixture.resend.emails().map((e) => e.to[0]);

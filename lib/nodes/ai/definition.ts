@@ -1,5 +1,5 @@
 // AI's client-safe half: asks the account's AI provider for the declared output fields.
-import { FORBIDDEN_KEYS, IDENTIFIER_PATTERN, defineNode, nonEmpty, text, type Zod } from "../node-definition";
+import { FORBIDDEN_KEYS, IDENTIFIER_PATTERN, defineNode, nonEmpty, text, type FormField, type Zod } from "../node-definition";
 
 export const AI_OUTPUT_TYPES = ["string", "number", "integer", "boolean", "array", "object"] as const;
 export type AiOutputType = (typeof AI_OUTPUT_TYPES)[number];
@@ -60,6 +60,16 @@ export const buildAiDataSchema = (zod: Zod) =>
 
 const MODEL_SETTINGS = "Model settings";
 
+/** An optional select of the model settings: `choices` maps each value to its label, in the order shown. */
+const modelSettingChoice = (name: string, label: string, choices: Record<string, string>): FormField => ({
+  name,
+  label,
+  kind: "select",
+  optional: true,
+  section: MODEL_SETTINGS,
+  options: Object.entries(choices).map(([value, choiceLabel]) => ({ value, label: choiceLabel })),
+});
+
 export const aiDefinition = defineNode({
   type: "AI",
   dataSchema: buildAiDataSchema,
@@ -85,28 +95,8 @@ export const aiDefinition = defineNode({
     { name: "model", label: "Model", kind: "text", help: "Empty: the model from your AI provider settings.", section: MODEL_SETTINGS, optional: true },
     { name: "system", label: "System prompt", kind: "textarea", template: "item", rows: 2, section: MODEL_SETTINGS, optional: true },
     { name: "temperature", label: "Temperature", kind: "number", min: 0, max: 2, step: 0.1, section: MODEL_SETTINGS, optional: true },
-    {
-      name: "onItemError",
-      label: "When an item fails",
-      kind: "select",
-      optional: true,
-      section: MODEL_SETTINGS,
-      options: [
-        { value: "fail", label: "Fail the node" },
-        { value: "skip", label: "Leave the item out" },
-      ],
-    },
-    {
-      name: "mode",
-      label: "How the items are asked",
-      kind: "select",
-      optional: true,
-      section: MODEL_SETTINGS,
-      options: [
-        { value: "sync", label: "Now, paced to your limits" },
-        { value: "batch", label: "Batch API: half price, within 24 h (OpenAI, Anthropic)" },
-      ],
-    },
+    modelSettingChoice("onItemError", "When an item fails", { fail: "Fail the node", skip: "Leave the item out" }),
+    modelSettingChoice("mode", "How the items are asked", { sync: "Now, paced to your limits", batch: "Batch API: half price, within 24 h (OpenAI, Anthropic)" }),
     { name: "maxCostUsd", label: "Spend cap per run (USD)", kind: "number", min: 0, step: 0.01, section: MODEL_SETTINGS, optional: true },
     { name: "reuseAnswersDays", label: "Reuse identical answers (days)", kind: "number", min: 1, max: 30, step: 1, section: MODEL_SETTINGS, optional: true },
   ],
