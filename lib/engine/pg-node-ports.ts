@@ -8,7 +8,7 @@ import { acquireSendSlot, reportRateLimit, slotStatement, takeSlots } from "@/li
 import { metrics } from "@/lib/observability/metrics";
 import * as ledger from "@/lib/engine/pg/send-ledger";
 import * as each from "@/lib/engine/pg/send-ledger-each";
-import * as answers from "@/db/queries/answer-ledger";
+import * as answers from "@/lib/engine/pg/answer-ledger";
 import { runMemory } from "./pg/run-memory";
 import { noteSenderError, resolveSender } from "@/lib/services/senders/resolve-sender";
 import { loadDriveFileRows } from "@/lib/google/drive-rows";

@@ -165,7 +165,7 @@ export interface SenderPort {
 
 /**
  * The answer ledger (AI): one record per (ledger run, node, item) with the hash of the request asked, so a resumed or
- * retried node never asks again for an item answered with the same hash (PostgreSQL: db/queries/answer-ledger.ts).
+ * retried node never asks again for an item answered with the same hash (PostgreSQL: lib/engine/pg/answer-ledger.ts).
  * The key is the send ledger's: `chainRunId` is the first run of the retry chain.
  */
 export interface AnswerLedger {
