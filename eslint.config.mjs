@@ -18,6 +18,7 @@ const ENGINE_OUTSIDE_CORE = [
   "PostgreSQL or a driver: the core decides, a RunStore remembers",
 ];
 const CONFIG = [layer("lib/config", "config"), "the configuration: the wiring hands the core what it needs"];
+const DRIVERS = [layer("lib/engine/drivers", "drivers"), "a driver: the ledgers are statements, not execution"];
 
 const config = [
   ...nextVitals,
@@ -37,6 +38,7 @@ const config = [
   },
   { files: ["components/**", "app/**/*.tsx"], rules: { "no-restricted-imports": forbid(SERVICES, ENGINE, DB) } },
   { files: ["db/**"], rules: { "no-restricted-imports": forbid(NODES, HTTP) } },
+  { files: ["lib/engine/pg/*-ledger*.ts"], rules: { "no-restricted-imports": forbid(NODES, HTTP, DRIVERS) } },
   { files: ["lib/nodes/**"], rules: { "no-restricted-imports": forbid(DB, HTTP) } },
   { files: ["lib/graph/**"], rules: { "no-restricted-imports": forbid(ENGINE) } },
   { files: ["lib/engine/core/**"], rules: { "no-restricted-imports": forbid(DB, ENGINE_OUTSIDE_CORE, CONFIG) } },

@@ -9,7 +9,7 @@ export type AiItemStatus = "pending" | "done" | "failed" | "skipped";
 /**
  * The answer ledger of AI nodes with `forEach` (and of single calls, as item 0): one row per (ledger run, node, item),
  * the ledger run being the first run of a retry chain. `requestHash` names the request asked; an answer recorded for
- * the same hash is never asked again (db/queries/answer-ledger.ts).
+ * the same hash is never asked again (lib/engine/pg/answer-ledger.ts).
  */
 export const aiItems = pgTable("ai_items", {
   runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),

@@ -152,7 +152,7 @@ export const emailProviderIds = pgTable("email_provider_ids", {
 
 /**
  * How many ledger rows each account recorded pending per UTC day: an upper bound of what the daily quota counts, read
- * before the exact count (db/queries/send-ledger.ts, which adds to it in every statement that inserts ledger rows), one
+ * before the exact count (lib/engine/pg/send-ledger.ts, which adds to it in every statement that inserts ledger rows), one
  * row per (account, day, slot) so that concurrent inserts of one account do not wait on one row; never decremented.
  */
 export const emailQuotaCounts = pgTable("email_quota_counts", {
@@ -164,7 +164,7 @@ export const emailQuotaCounts = pgTable("email_quota_counts", {
 
 /**
  * How many ledger rows of an OUTPUT node (by ledger run) were marked sent by markSent, added in the same statement
- * (db/queries/send-ledger.ts): the node's progress `sent` without counting its ledger. One row per (run, node, slot)
+ * (lib/engine/pg/send-ledger.ts): the node's progress `sent` without counting its ledger. One row per (run, node, slot)
  * so that concurrent batches do not wait on one row (migration 0012).
  */
 export const nodeSentCounts = pgTable("node_sent_counts", {

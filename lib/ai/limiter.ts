@@ -1,6 +1,7 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
+import { dbState } from "@/db/handle-state";
 import type { AiCallLimits, AiFeedback, AiSlot } from "@/lib/nodes/ports";
 import { groupCommit } from "@/lib/group-commit";
 import { aiCallPolicy } from "./generate";
@@ -40,11 +41,10 @@ export const aiLimiterPolicy = {
   minuteMs: 60_000,
 };
 
-const seeded = new Set<string>();
-
-/** The key's pacing row and its `max` in-flight slots exist (once per process and size). */
+/** The key's pacing row and its `max` in-flight slots exist (once per database handle and size). */
 async function seed(db: Db, key: string, max: number): Promise<void> {
   const id = `${key}:${max}`;
+  const seeded = dbState(db, "ai-limiter-seeded", () => new Set<string>());
   if (seeded.has(id)) return;
   await db.execute(sql`insert into ai_pacing (key) values (${key}) on conflict (key) do nothing`);
   await db.execute(sql`insert into ai_inflight (key, slot, lease_until) select ${key}, g, '-infinity' from generate_series(0, ${max - 1}::int) g
@@ -55,41 +55,40 @@ async function seed(db: Db, key: string, max: number): Promise<void> {
 
 const leaseSeconds = () => aiLimiterPolicy.leaseMs / 1000;
 
-/** The slots this process holds, by database: `${key} ${slot}` → when it was taken (renewed until the call timeout). */
-const holdings = new Map<Db, Map<string, { key: string; slot: number; at: number }>>();
-let renewTimer: NodeJS.Timeout | undefined;
+/**
+ * The slots this process holds on a database (`${key} ${slot}` → when it was taken: renewed until the call timeout),
+ * and the timer renewing their leases while there are any.
+ */
+type Leases = { held: Map<string, { key: string; slot: number; at: number }>; timer?: NodeJS.Timeout };
+const leasesOf = (db: Db) => dbState<Leases>(db, "ai-limiter-leases", () => ({ held: new Map() }));
 
 function hold(db: Db, key: string, slot: number): void {
-  let mine = holdings.get(db);
-  if (!mine) holdings.set(db, (mine = new Map()));
-  mine.set(`${key} ${slot}`, { key, slot, at: Date.now() });
-  renewTimer ??= setInterval(() => void renewLeases(), aiLimiterPolicy.renewMs).unref();
+  const leases = leasesOf(db);
+  leases.held.set(`${key} ${slot}`, { key, slot, at: Date.now() });
+  leases.timer ??= setInterval(() => void renewLeases(db, leases), aiLimiterPolicy.renewMs).unref();
 }
 
 function letGo(db: Db, key: string, slot: number): void {
-  const mine = holdings.get(db);
-  mine?.delete(`${key} ${slot}`);
-  if (mine?.size === 0) holdings.delete(db);
-  if (holdings.size === 0 && renewTimer) {
-    clearInterval(renewTimer);
-    renewTimer = undefined;
+  const leases = leasesOf(db);
+  leases.held.delete(`${key} ${slot}`);
+  if (leases.held.size === 0 && leases.timer) {
+    clearInterval(leases.timer);
+    leases.timer = undefined;
   }
 }
 
-/** Renews the leases of the calls this process has in flight (a failed renewal waits for the next tick). */
-async function renewLeases(): Promise<void> {
+/** Renews the leases of the calls this process has in flight on the database (a failed renewal waits for the next tick). */
+async function renewLeases(db: Db, leases: Leases): Promise<void> {
   const oldest = Date.now() - aiCallPolicy.timeoutMs - 30_000;
-  for (const [db, mine] of holdings) {
-    const slots = [...mine.values()].filter((h) => h.at > oldest).map((h) => ({ k: h.key, s: h.slot }));
-    if (slots.length === 0) continue;
-    await db
-      .execute(
-        sql`update ai_inflight f set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds()}::float8)
-            from jsonb_to_recordset(${JSON.stringify(slots)}::jsonb) as x(k text, s int)
-            where f.key = x.k and f.slot = x.s and f.lease_until > '-infinity'`,
-      )
-      .catch(() => undefined);
-  }
+  const slots = [...leases.held.values()].filter((h) => h.at > oldest).map((h) => ({ k: h.key, s: h.slot }));
+  if (slots.length === 0) return;
+  await db
+    .execute(
+      sql`update ai_inflight f set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds()}::float8)
+          from jsonb_to_recordset(${JSON.stringify(slots)}::jsonb) as x(k text, s int)
+          where f.key = x.k and f.slot = x.s and f.lease_until > '-infinity'`,
+    )
+    .catch(() => undefined);
 }
 
 /**
@@ -135,7 +134,6 @@ export async function acquireAiCall(
 
 type Want = { key: string; max: number; requestSecs: number; burstSecs: number; tokenSecs: number };
 type Taken = { slot: number; waitMs: number } | null;
-const takeGroups = new WeakMap<Db, (want: Want) => Promise<Taken>>();
 
 /**
  * A free in-flight slot and a start on the key's schedule, or null when every slot is leased. Group-committed: the
@@ -144,9 +142,7 @@ const takeGroups = new WeakMap<Db, (want: Want) => Promise<Taken>>();
  * statement per caller would have given (each moved on by the larger of the request spacing and its tokens' share).
  */
 function takeSlot(db: Db, want: Want): Promise<Taken> {
-  let group = takeGroups.get(db);
-  if (!group) takeGroups.set(db, (group = groupCommit((wants: Want[]) => takeSlots(db, wants), 200)));
-  return group(want);
+  return dbState(db, "ai-limiter-take", () => groupCommit((wants: Want[]) => takeSlots(db, wants), 200))(want);
 }
 
 async function takeSlots(db: Db, wants: Want[]): Promise<Taken[]> {
@@ -220,13 +216,11 @@ export function releaseAiCall(db: Db, key: string, slot: number, limits: AiCallL
   const holdSecs = feedback.holdMs ? (feedback.holdMs + Math.random() * aiLimiterPolicy.holdJitterMs) / 1000 : 0;
   const spacingSecs = feedback.spacingMs ? feedback.spacingMs / 1000 : 0;
   letGo(db, key, slot);
-  let group = releaseGroups.get(db);
-  if (!group) releaseGroups.set(db, (group = groupCommit((items: Release[]) => releaseAll(db, items), 500)));
+  const group = dbState(db, "ai-limiter-release", () => groupCommit((items: Release[]) => releaseAll(db, items), 500));
   return group({ k: key, s: slot, t: tokenSecs, h: holdSecs, sp: spacingSecs });
 }
 
 type Release = { k: string; s: number; t: number; h: number; sp: number };
-const releaseGroups = new WeakMap<Db, (item: Release) => Promise<void>>();
 
 async function releaseAll(db: Db, items: Release[]): Promise<void[]> {
   await db.execute(sql`

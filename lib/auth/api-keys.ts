@@ -7,7 +7,10 @@ import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { API_KEY_PREFIX, type ApiKeyScope } from "@/lib/schemas/api-keys";
-import { accountVerified, apiKeyExpired, apiKeyRevoked, apiKeyUseStale } from "./account-check";
+import { accountVerified, apiKeyExpired, apiKeyOpensAccount, apiKeyRevoked, apiKeyUseStale } from "./account-check";
+
+const A = sql.raw("a");
+const K = sql.raw("k");
 
 /** What a request made with an API key may do: fixed when the key was created. */
 export type ApiKeyGrant = { id: string; scopes: readonly ApiKeyScope[]; workflowIds: readonly string[] | null };
@@ -59,6 +62,7 @@ type KeyRow = {
   workflow_ids: string[] | null;
   expired: boolean;
   revoked: boolean;
+  opens: boolean;
   last_used_stale: boolean;
   email: string;
   full_name: string;
@@ -76,16 +80,21 @@ export async function accountForApiKey(token: string): Promise<ApiKeyAccount> {
   const [row] = await execRows<KeyRow>(
     db,
     sql`select k.id, k.account_id, k.scopes, k.workflow_ids,
-               ${apiKeyExpired(sql.raw("k"))} as expired,
-               ${apiKeyRevoked(sql.raw("k"))} as revoked,
-               ${apiKeyUseStale(sql.raw("k"))} as last_used_stale,
-               a.email, a.full_name, ${accountVerified(sql.raw("a"))} as verified
+               ${apiKeyOpensAccount(A, K)} as opens,
+               ${apiKeyExpired(K)} as expired,
+               ${apiKeyRevoked(K)} as revoked,
+               ${apiKeyUseStale(K)} as last_used_stale,
+               a.email, a.full_name, ${accountVerified(A)} as verified
         from api_keys k join accounts a on a.id = k.account_id
         where k.key_hash = ${hashApiKey(token)}`,
   );
-  if (!row || !row.verified) throw invalidKey("The API key is not valid.");
-  if (row.revoked) throw invalidKey("The API key was revoked.");
-  if (row.expired) throw invalidKey("The API key has expired: create a new one.");
+  if (!row?.opens) {
+    // Refused: why, in this order (an unverified account's keys are "not valid").
+    if (!row || !row.verified) throw invalidKey("The API key is not valid.");
+    if (row.revoked) throw invalidKey("The API key was revoked.");
+    if (row.expired) throw invalidKey("The API key has expired: create a new one.");
+    throw invalidKey("The API key is not valid.");
+  }
   const grant: ApiKeyGrant = { id: row.id, scopes: row.scopes as ApiKeyScope[], workflowIds: row.workflow_ids };
   remember(token, { accountId: row.account_id, grant });
   if (row.last_used_stale) touchLastUsed(row.id);
@@ -104,8 +113,7 @@ export function touchLastUsed(keyId: string): void {
   const work = async () => {
     const db = await getDb();
     await db.execute(
-      sql`update api_keys set last_used_at = now()
-          where id = ${keyId} and (last_used_at is null or last_used_at < now() - interval '1 minute')`,
+      sql`update api_keys set last_used_at = now() where id = ${keyId} and ${apiKeyUseStale(sql.raw("api_keys"))}`,
     );
   };
   const run = () => work().catch((error: unknown) => log.warn("recording an API key's last use failed", { keyId, error }));

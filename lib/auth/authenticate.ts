@@ -4,7 +4,7 @@ import { getDb } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
-import { accountVerified, passwordUnchangedSince } from "./account-check";
+import { accountVerified, tokenOpensAccount } from "./account-check";
 import { accountForApiKey, isApiKeyToken, type ApiKeyGrant } from "./api-keys";
 import { hasSessionCookie, readBrowserSession } from "./session-cookie";
 import { verifyAccessToken } from "./tokens";
@@ -97,6 +97,8 @@ function firstValue(header: string | null): string | undefined {
   return value || undefined;
 }
 
+const ACCOUNTS = sql.raw('"accounts"');
+
 async function loadAccount(accountId: string, issuedAtMs: number, revokedDetail: string): Promise<AuthenticatedAccount> {
   const db = await getDb();
   const [account] = await db
@@ -104,12 +106,12 @@ async function loadAccount(accountId: string, issuedAtMs: number, revokedDetail:
       id: accounts.id,
       email: accounts.email,
       fullName: accounts.fullName,
-      verified: sql<boolean>`${accountVerified(sql.raw('"accounts"'))}`,
-      current: sql<boolean>`${passwordUnchangedSince(sql.raw('"accounts"'), sql`${issuedAtMs}`)}`,
+      opens: sql<boolean>`${tokenOpensAccount(ACCOUNTS, sql`${issuedAtMs}`)}`,
+      verified: sql<boolean>`${accountVerified(ACCOUNTS)}`,
     })
     .from(accounts)
     .where(eq(accounts.id, accountId));
-  if (!account || !account.verified) throw new AppError("invalid_token", "The access token is not valid.");
-  if (!account.current) throw new AppError("invalid_token", revokedDetail);
-  return { id: account.id, email: account.email, fullName: account.fullName };
+  if (account?.opens) return { id: account.id, email: account.email, fullName: account.fullName };
+  // Refused: why (an unverified or missing account is "not valid"; else the password changed since).
+  throw new AppError("invalid_token", account?.verified ? revokedDetail : "The access token is not valid.");
 }

@@ -50,7 +50,7 @@ export async function takeSlot(db: Db, key: string, ratePerSecond: number): Prom
 
 /**
  * The statement that takes the next slot of `key` (returns `wait_ms`, from now until the slot starts). `when`: taken
- * only if this condition holds (a CTE of a larger statement: db/queries/send-ledger.ts's recordAndBegin takes the
+ * only if this condition holds (a CTE of a larger statement: lib/engine/pg/send-ledger.ts's recordAndBegin takes the
  * first batch's slot with the ledger rows).
  */
 export function slotStatement(key: string, ratePerSecond: number, when?: SQL): SQL {

@@ -6,9 +6,10 @@ import { loadAiSettings } from "@/lib/ai/settings";
 import { getConfig } from "@/lib/config";
 import { acquireSendSlot, reportRateLimit, slotStatement, takeSlots } from "@/lib/email/pacing";
 import { metrics } from "@/lib/observability/metrics";
-import * as ledger from "@/db/queries/send-ledger";
-import * as each from "@/db/queries/send-ledger-each";
-import * as answers from "@/db/queries/answer-ledger";
+import * as ledger from "@/lib/engine/pg/send-ledger";
+import * as each from "@/lib/engine/pg/send-ledger-each";
+import * as answers from "@/lib/engine/pg/answer-ledger";
+import { runMemory } from "./pg/run-memory";
 import { noteSenderError, resolveSender } from "@/lib/services/senders/resolve-sender";
 import { loadDriveFileRows } from "@/lib/google/drive-rows";
 import { AppError } from "@/lib/errors";
@@ -19,16 +20,6 @@ import { NodeError } from "@/lib/nodes/types";
 
 /** A running OUTPUT node's progress is written at most this often (the canvas polls about once a second). */
 export const PROGRESS_INTERVAL_MS = 250;
-const progressWrittenAt = new Map<string, number>();
-
-/** Whether the node's progress (by `${execRunId}:${nodeId}`) is due again; notes the write. */
-function progressDue(node: string): boolean {
-  const now = Date.now();
-  if (now - (progressWrittenAt.get(node) ?? 0) < PROGRESS_INTERVAL_MS) return false;
-  if (progressWrittenAt.size > 1_000) for (const [k, at] of progressWrittenAt) if (now - at > 60_000) progressWrittenAt.delete(k);
-  progressWrittenAt.set(node, now);
-  return true;
-}
 
 /**
  * Ledger rows per statement while an OUTPUT node records its emails. A node with more emails records the first rows,
@@ -53,6 +44,8 @@ export function ledgerChunk(): number {
 export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db; uploadPrefetch?: UploadPrefetch } = {}): NodePorts {
   const prefetch = options.uploadPrefetch;
   const volatile = options.volatileDb ?? db;
+  // Progress writes are throttled per node for the whole process (an Inngest step's ports are new), forgotten with the run.
+  const memory = runMemory();
   return {
     uploads: {
       find: (accountId, uploadId) => findUpload(db, accountId, uploadId),
@@ -75,7 +68,7 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
       markSent: async (key, execRunId, sent) => {
         await ledger.markSent(db, key, sent);
         // Progress is what the canvas shows, never what is sent: a failed write waits for the next one (or the node's end).
-        if (progressDue(`${execRunId}:${key.nodeId}`)) {
+        if (memory.progressDue(execRunId, key.nodeId, PROGRESS_INTERVAL_MS)) {
           await ledger.writeSentProgress(volatile, key, execRunId).catch((error) => log.warn("could not write a node's send progress", { runId: execRunId, error }));
         }
       },

@@ -1,5 +1,5 @@
 // The per-item ledgers' shapes (OUTPUT's send ledger, the AI node's answer ledger): items keyed by the run chain, the
-// node and the item index. Shared by the node ports (lib/nodes/ports.ts) and the PostgreSQL ledgers (db/queries/):
+// node and the item index. Shared by the node ports (lib/nodes/ports.ts) and the PostgreSQL ledgers (lib/engine/pg/):
 // types only, so neither imports the other.
 
 /**

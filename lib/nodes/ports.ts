@@ -40,7 +40,7 @@ export interface DriveReader {
   readRows(accountId: string, fileId: string): Promise<{ columns: string[]; rows: Record<string, string>[] }>;
 }
 
-/** The send ledger (OUTPUT): one record per email, the exactly-once guard (PostgreSQL: db/queries/send-ledger.ts). */
+/** The send ledger (OUTPUT): one record per email, the exactly-once guard (PostgreSQL: lib/engine/pg/send-ledger.ts). */
 export interface SendLedger {
   /**
    * Records every email of the node (idempotent per item); emails an earlier attempt of the chain left unsent (a retry,
@@ -98,7 +98,7 @@ export interface SendLedger {
   each?: EachLedger;
 }
 
-/** Each email of an SMTP or SES sender is recorded `sending` before its call (db/queries/send-ledger-each.ts). */
+/** Each email of an SMTP or SES sender is recorded `sending` before its call (lib/engine/pg/send-ledger-each.ts). */
 export interface EachLedger {
   /** Marks the pending rows among `indexes` `sending`; answers those (only they may go). */
   begin(key: LedgerKey, indexes: number[]): Promise<number[]>;
@@ -165,7 +165,7 @@ export interface SenderPort {
 
 /**
  * The answer ledger (AI): one record per (ledger run, node, item) with the hash of the request asked, so a resumed or
- * retried node never asks again for an item answered with the same hash (PostgreSQL: db/queries/answer-ledger.ts).
+ * retried node never asks again for an item answered with the same hash (PostgreSQL: lib/engine/pg/answer-ledger.ts).
  * The key is the send ledger's: `chainRunId` is the first run of the retry chain.
  */
 export interface AnswerLedger {

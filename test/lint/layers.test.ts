@@ -18,6 +18,7 @@ const cases: [zone: string, file: string, forbidden: string[], allowed: string[]
   ["UI", "components/zz-layer.tsx", ["@/lib/services/runs/get-run", "@/lib/engine", "@/db/client", "../lib/services/runs/get-run", "../db"], ["@/lib/client/types", "./ui/button"]],
   ["app pages", "app/(app)/zz-layer/page.tsx", ["@/lib/engine/pg/queue", "@/db/schema"], ["@/components/ui/button"]],
   ["db", "db/queries/zz-layer.ts", ["@/lib/nodes/ports", "../../lib/nodes/ports", "@/lib/http/route", "../../lib/http/route"], ["@/lib/ledgers/types", "../schema"]],
+  ["ledgers", "lib/engine/pg/zz-layer-ledger.ts", ["@/lib/nodes/ports", "../../nodes/ports", "@/lib/http/route", "../drivers/wake", "@/lib/engine/drivers/wake"], ["@/lib/ledgers/types", "@/db/client", "./run-log"]],
   ["nodes", "lib/nodes/output/zz-layer.ts", ["@/db/client", "../../../db/schema", "@/lib/http/route"], ["@/lib/errors"]],
   ["graph", "lib/graph/zz-layer.ts", ["@/lib/engine/core/execute-run", "../engine/core/run-store"], ["@/lib/schemas/runs", "./plan"]],
   ["engine core", "lib/engine/core/zz-layer.ts", ["@/db/schema", "../pg/queue", "../drivers/wake", "../pg-node-ports", "..", "@/lib/engine", "@/lib/config", "../../config"], ["./run-store", "@/lib/graph/plan", "@/lib/nodes/ports"]],

@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { execRows, getDb, getRunStateDb } from "@/db/client";
-import * as ledger from "@/db/queries/send-ledger";
+import * as ledger from "@/lib/engine/pg/send-ledger";
 import { findUploadWithRows, readUploadRows, UploadPrefetch, wholeUploadOf } from "@/db/queries/upload-rows";
 import { emailSends, nodeResults, runLogs, runs, suppressions, uploads, workflows } from "@/db/schema";
 import { inlineStep } from "@/lib/engine/drivers/embedded-executor";

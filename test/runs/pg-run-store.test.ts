@@ -4,6 +4,8 @@ import { getDb, getRunStateDb } from "@/db/client";
 import { nodeResults, runLogs, runs } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { DEFERRED_RUNNING_MS, PgRunStore } from "@/lib/engine/pg/pg-run-store";
+import { runMemory } from "@/lib/engine/pg/run-memory";
+import { PROGRESS_INTERVAL_MS } from "@/lib/engine/pg-node-ports";
 import { createTestAccount } from "@/test/support/accounts";
 import { insertWorkflow, trigger, type TestGraph } from "./helpers";
 
@@ -69,5 +71,31 @@ describe("PgRunStore", () => {
     expect(await other.startNode(runId, "t", { deferrable: true })).toMatchObject({ nodeId: "t", status: "SUCCESS" });
     expect(await other.startNode(runId, "f", { deferrable: true })).toBeUndefined();
     expect((await nodeRow(runId, "f"))?.status).toBe("RUNNING");
+  });
+
+  it("shares what the process remembers of a run between its stores, and forget drops all of it", async () => {
+    const { store, runId } = await claimedRun();
+    const memory = runMemory();
+    const heartbeatAt = async () => (await (await getDb()).select({ at: runs.heartbeatAt }).from(runs).where(eq(runs.id, runId)))[0].at;
+    // A store of its own (an Inngest step's): the claim's beat and stop check are known, so neither makes a statement.
+    const other = new PgRunStore(await getRunStateDb());
+    const claimedBeat = await heartbeatAt();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await other.heartbeat(runId, { skipWithinMs: 60_000 })).toBe(true);
+    expect(await heartbeatAt()).toEqual(claimedBeat);
+    await (await getDb()).update(runs).set({ cancelRequestedAt: new Date() }).where(eq(runs.id, runId));
+    expect(await other.stopReason(runId)).toBeNull(); // the claim's answer, within the check interval
+    expect(await other.stopReason(runId, { fresh: true })).toBe("cancel");
+    // A beat that is due is written, and remembered as this process's own.
+    expect(await other.heartbeat(runId)).toBe(true);
+    expect((await heartbeatAt())!.getTime()).toBeGreaterThan(claimedBeat!.getTime());
+    expect(memory.ownBeats.has(runId)).toBe(true);
+    expect(memory.progressDue(runId, "f", PROGRESS_INTERVAL_MS)).toBe(true);
+    expect(memory.progressDue(runId, "f", PROGRESS_INTERVAL_MS)).toBe(false);
+
+    store.forget(runId);
+    expect([memory.beatAt.has(runId), memory.ownBeats.has(runId), memory.stopChecks.has(runId), memory.progressAt.has(runId)]).toEqual([false, false, false, false]);
+    expect(memory.progressDue(runId, "f", PROGRESS_INTERVAL_MS)).toBe(true);
+    memory.forget(runId);
   });
 });

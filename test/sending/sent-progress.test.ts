@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { execRows, getDb } from "@/db/client";
 import { emailSends, nodeResults } from "@/db/schema";
-import * as ledger from "@/db/queries/send-ledger";
+import * as ledger from "@/lib/engine/pg/send-ledger";
 import { enqueueRun } from "@/lib/engine/pg/enqueue-run";
 import type { LedgerEmail } from "@/lib/nodes/ports";
 import { createTestAccount } from "@/test/support/accounts";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { execRows, getDb } from "@/db/client";
 import { emailSendPacing, emailSends, nodeResults, runs as runsTable, suppressions } from "@/db/schema";
 import { resetConfig } from "@/lib/config";
-import * as ledger from "@/db/queries/send-ledger";
+import * as ledger from "@/lib/engine/pg/send-ledger";
 import { stopEmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { pgNodePorts } from "@/lib/engine/pg-node-ports";
 import { getEmailSender } from "@/lib/email";

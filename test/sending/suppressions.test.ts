@@ -7,7 +7,7 @@ import { GET as listRoute, POST as addRoute } from "@/app/api/suppressions/route
 import { DELETE as deleteRoute } from "@/app/api/suppressions/[email]/route";
 import { POST as eventsRoute } from "@/app/api/integrations/resend/events/route";
 import { execRows, getDb } from "@/db/client";
-import { markSent } from "@/db/queries/send-ledger";
+import { markSent } from "@/lib/engine/pg/send-ledger";
 import { resetConfig } from "@/lib/config";
 import { reportRateLimit, slotStatement, takeSlot } from "@/lib/email/pacing";
 import { newId } from "@/lib/ids";

@@ -34,6 +34,8 @@ export class MemoryRunStore implements RunStore {
   handingBack = false;
   /** Runs this store's process no longer owns (taken over elsewhere): their heartbeat answers false. */
   readonly lost = new Set<string>();
+  /** When each run's last heartbeat was (a claim is no beat here: the first node's guard beats, and may learn it is lost). */
+  private readonly beatAt = new Map<string, number>();
   private seq = 0;
 
   /** Enqueues a PENDING run. `reused`: nodes copied as SUCCESS from an earlier run (what a retry or a send does). */
@@ -125,13 +127,18 @@ export class MemoryRunStore implements RunStore {
     return this.handingBack ? "handback" : null;
   }
 
-  async heartbeat(runId: string): Promise<boolean> {
+  async heartbeat(runId: string, options: { skipWithinMs?: number } = {}): Promise<boolean> {
     const run = this.get(runId);
+    const now = Date.now();
+    if (options.skipWithinMs !== undefined && now - (this.beatAt.get(runId) ?? 0) < options.skipWithinMs) return true;
+    this.beatAt.set(runId, now);
     run.heartbeats++;
     return run.status === "RUNNING" && !this.lost.has(runId);
   }
 
-  forget(): void {}
+  forget(runId: string): void {
+    this.beatAt.delete(runId);
+  }
 
   async release(runId: string): Promise<void> {
     this.get(runId).logs.push({ level: "info", message: "Handed back" });

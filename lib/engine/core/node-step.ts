@@ -55,26 +55,19 @@ function runtimeFor(deps: EngineDeps, run: Execution, node: GraphNode): Promise<
   return runtime;
 }
 
+/** A run's heartbeat is written at most this often from its nodes' steps: steps can be many and short (OUTPUT batches). */
+const BEAT_EVERY_MS = 5_000;
+
 /**
- * When this process last proved each run its own (its heartbeat). Process-wide, not per store: under Inngest every
- * step is a new invocation with a store of its own, and a beat per step would be a write per node.
+ * The claim (or takeover) that handed this process the run has just written its heartbeat. Nothing to do here: the
+ * store that claimed the run remembers that beat (PgRunStore.claimNext), for every store of the process.
  */
-const lastBeat = new Map<string, number>();
+export function noteBeat(_runId: string): void {}
 
-/** The claim (or takeover) that handed this process the run has just written its heartbeat. */
-export function noteBeat(runId: string): void {
-  lastBeat.set(runId, Date.now());
-  if (lastBeat.size > 1000) lastBeat.clear();
-}
-
-/** Heartbeat at most every few seconds per run: steps can be many and short (OUTPUT batches). */
+/** Proves the run still this process's before a step (the store skips the statement within BEAT_EVERY_MS of the last). */
 async function beat(store: RunStore, runId: string): Promise<void> {
-  const now = Date.now();
-  if (now - (lastBeat.get(runId) ?? 0) < 5_000) return;
-  lastBeat.set(runId, now);
-  if (lastBeat.size > 1000) lastBeat.clear();
   // Another process took the run over (this one's lock session was lost meanwhile): stop before the next step.
-  if (!(await store.heartbeat(runId))) throw new RunLostError(runId);
+  if (!(await store.heartbeat(runId, { skipWithinMs: BEAT_EVERY_MS }))) throw new RunLostError(runId);
 }
 
 function nodeErrorMessage(error: unknown): string {
@@ -82,9 +75,8 @@ function nodeErrorMessage(error: unknown): string {
   return "An unexpected error stopped this node (it has been logged for the operators); run the workflow again.";
 }
 
-/** A run this process stops executing (finalized or handed back): its runtimes, heartbeat and the store's memory of it go. */
+/** A run this process stops executing (finalized or handed back): its runtimes and the store's memory of it go. */
 export function forgetRun(store: RunStore, runId: string): void {
-  lastBeat.delete(runId);
   store.forget(runId);
   const cached = runtimes.get(store);
   if (!cached) return;

@@ -55,8 +55,12 @@ export interface RunStore {
   log(runId: string, level: LogLevel, message: string, nodeId?: string): Promise<void>;
   /** A cancel was asked (or this process hands its runs back). `fresh`: no cached answer. */
   stopReason(runId: string, options?: { fresh?: boolean }): Promise<StopReason | null>;
-  /** Keeps the claim alive; false when the run is no longer this process's. */
-  heartbeat(runId: string): Promise<boolean>;
+  /**
+   * Keeps the claim alive; false when the run is no longer this process's. `skipWithinMs`: no statement (true) when this
+   * process proved the run its own less than that long ago (its claim or a heartbeat) — what the store remembers, for
+   * every store of the process (under Inngest a step's store is new).
+   */
+  heartbeat(runId: string, options?: { skipWithinMs?: number }): Promise<boolean>;
   /** Hands a RUNNING run back (SIGTERM): any process resumes it at once. */
   release(runId: string): Promise<void>;
   /**
@@ -64,6 +68,9 @@ export interface RunStore {
    * cancelled. `order` ranks failures (the first failed node in topological order names the run's error).
    */
   finalize(run: RunInfo, order: string[], options: { cancelled: boolean }): Promise<Finalized>;
-  /** This process stops executing the run (finalized or handed back): whatever the store keeps of it in memory goes. */
+  /**
+   * This process stops executing the run (finalized or handed back): whatever the store keeps of it in memory goes —
+   * its heartbeat, its stop check, its nodes' progress writes and cached outputs.
+   */
   forget(runId: string): void;
 }

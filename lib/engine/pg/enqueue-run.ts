@@ -4,7 +4,7 @@ import { execRows, getDb, type Db } from "@/db/client";
 import type { RunMode, RunStatus, RunTrigger } from "@/db/schema";
 import { getConfig } from "@/lib/config";
 import { accountForApiKey, isApiKeyToken, rememberedApiKey, touchLastUsed } from "@/lib/auth/api-keys";
-import { accountVerified, apiKeyExpired, apiKeyRevoked, apiKeyUseStale, passwordUnchangedSince } from "@/lib/auth/account-check";
+import { apiKeyOpensAccount, apiKeyUseStale, tokenOpensAccount } from "@/lib/auth/account-check";
 import { accountForAccessToken } from "@/lib/auth/authenticate";
 import { verifyAccessToken } from "@/lib/auth/tokens";
 import { wakeAfterResponse } from "../drivers/wake";
@@ -195,9 +195,9 @@ const insertTokenRuns = groupCommit<TokenInsert, TokenInsertResult>(
             from req join hit on hit.key = req.rl_key and hit.window_start = req.slice_start
           ), checked as (
             select ranked.*,
-              coalesce(${accountVerified(A)} and case when ranked.key_id is null
-                then ${passwordUnchangedSince(A, sql.raw("ranked.iat_ms"))}
-                else k.id is not null and not ${apiKeyRevoked(K)} and not ${apiKeyExpired(K)} end, false) as account_ok,
+              coalesce(case when ranked.key_id is null
+                then ${tokenOpensAccount(A, sql.raw("ranked.iat_ms"))}
+                else ${apiKeyOpensAccount(A, K)} end, false) as account_ok,
               coalesce(${apiKeyUseStale(K)}, false) and k.id is not null as key_stale
             from ranked left join accounts a on a.id = ranked.account_id
               left join api_keys k on k.id = ranked.key_id and k.account_id = ranked.account_id

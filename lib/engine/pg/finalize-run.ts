@@ -1,5 +1,5 @@
 import "server-only";
-import { runAiTotals, runEstimate } from "@/db/queries/answer-ledger";
+import { runAiTotals, runEstimate } from "./answer-ledger";
 import { sql, type SQL } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { NodeStatus, RunResult } from "@/db/schema";

@@ -8,7 +8,8 @@ import { finalizeRunRows, finishFromRows, type FinalRow } from "./finalize-run";
 import { log } from "@/lib/log";
 import { forgetRunOutputs, loadOutputs, markNodeFailed, markNodesSkipped, markNodeSucceeded, startNodeRow, startRunRows } from "./node-store";
 import { claimNextRunWithInfo, heartbeat, type ClaimedRunInfo } from "./queue";
-import { forgetStopCheck, noteClaimed, releaseRun, stopReason } from "./run-control";
+import { releaseRun, stopReason } from "./run-control";
+import { runMemory } from "./run-memory";
 import { appendRunLog } from "./run-log";
 import type { NodeStatus } from "@/db/schema";
 import type { RunStore, StoredRun } from "../core/run-store";
@@ -86,6 +87,8 @@ export class PgRunStore implements RunStore {
   private readonly known = new Map<string, { claimedAt: number; nodes: Map<string, KnownNode> }>();
   private readonly inline: boolean;
   private readonly uploadPrefetch: UploadPrefetch | undefined;
+  /** What the process remembers of its runs (heartbeats, stop checks, progress writes), shared by every store. */
+  private readonly memory = runMemory();
 
   constructor(
     readonly db: Db,
@@ -104,7 +107,9 @@ export class PgRunStore implements RunStore {
     // The uploads go to the node ports, not into the run (its snapshot is kept while it executes).
     const { uploads, ...claimed } = found;
     this.uploadPrefetch?.set(claimed.accountId, uploads);
-    noteClaimed(claimed.runId, claimed.cancelRequested);
+    // The claim wrote the heartbeat and read the cancel flag: the first beat and stop check need no statement.
+    this.memory.noteBeat(claimed.runId);
+    this.memory.noteStopCheck(claimed.runId, claimed.cancelRequested);
     for (const nodeId of claimed.freshNodes) this.fresh.add(`${claimed.runId}:${nodeId}`);
     const fresh = new Set(claimed.freshNodes);
     if (this.inline && claimed.graph.nodes.every((n) => fresh.has(n.id))) this.known.set(claimed.runId, { claimedAt: Date.now(), nodes: new Map() });
@@ -207,14 +212,18 @@ export class PgRunStore implements RunStore {
 
   forget(runId: string): void {
     forgetRunOutputs(runId);
-    forgetStopCheck(runId);
+    this.memory.forget(runId);
   }
 
   stopReason(runId: string, options?: { fresh?: boolean }) {
     return stopReason(this.db, runId, options);
   }
 
-  heartbeat(runId: string) {
+  heartbeat(runId: string, options: { skipWithinMs?: number } = {}) {
+    const now = Date.now();
+    if (options.skipWithinMs !== undefined && now - (this.memory.beatAt.get(runId) ?? 0) < options.skipWithinMs) return Promise.resolve(true);
+    // Noted before the statement: the other nodes of a wave, asking meanwhile, do not beat again.
+    this.memory.noteBeat(runId, now);
     return heartbeat(this.db, runId);
   }
 

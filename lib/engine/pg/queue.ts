@@ -7,6 +7,7 @@ import { getConfig } from "@/lib/config";
 import { EXECUTOR_GONE, executorKey } from "./executor-lock";
 import { startRowsCtes } from "./node-store";
 import type { RunInfo } from "../core/runtime";
+import { runMemory } from "./run-memory";
 import { RUN_COLUMNS, runFromRow, type RunRow } from "./run-row";
 
 /**
@@ -118,7 +119,7 @@ export function claimAheadResult(
   if (!row) return undefined;
   if (row.ahead) {
     const claimed = (typeof row.ahead === "string" ? JSON.parse(row.ahead) : row.ahead) as ClaimInfoRow;
-    noteOwnBeat(claimed.id, claimed.beat);
+    runMemory().noteOwnBeat(claimed.id, claimed.beat);
     return claimInfoFromRow({ ...claimed, fresh_nodes: row.ahead_fresh ?? [], uploads: row.ahead_uploads });
   }
   return row.ahead_pending === true ? undefined : "empty";
@@ -164,7 +165,7 @@ async function claim<Extra = object>(
             from claimed`
         : sql`with ${goneCte(workflowId)} ${update}`,
     );
-    if (rows[0]) noteOwnBeat(rows[0].id, rows[0].beat);
+    if (rows[0]) runMemory().noteOwnBeat(rows[0].id, rows[0].beat);
     return rows[0] ?? null;
   } catch (error) {
     if (isUniqueViolation(error)) return null;
@@ -190,20 +191,8 @@ export async function heartbeat(db: Db, runId: string): Promise<boolean> {
         where id = ${runId} and status = 'RUNNING' and executor_key is not distinct from ${executorKey()}::int4
         returning heartbeat_at::text as beat`,
   );
-  if (rows[0]) noteOwnBeat(runId, rows[0].beat);
+  if (rows[0]) runMemory().noteOwnBeat(runId, rows[0].beat);
   return rows.length > 0;
-}
-
-/**
- * The heartbeat value this process last wrote for each run it claimed, took over or beat for: proof of ownership.
- * Another process can only take a run over by writing a newer heartbeat (takeOverStaleRun), so "the heartbeat is still
- * the one I wrote" means "nobody took it over".
- */
-const ownBeats = new Map<string, string>();
-
-function noteOwnBeat(runId: string, beat: string): void {
-  if (ownBeats.size >= 10_000 && !ownBeats.has(runId)) ownBeats.clear(); // a lost entry only makes a reclaim fail safe
-  ownBeats.set(runId, beat);
 }
 
 /**
@@ -212,7 +201,7 @@ function noteOwnBeat(runId: string, beat: string): void {
  * this process has no record of it): then it must not be executed here.
  */
 export async function reclaimOwnRun(db: Db, runId: string): Promise<boolean> {
-  const last = ownBeats.get(runId);
+  const last = runMemory().ownBeats.get(runId);
   if (last === undefined) return false;
   const rows = await execRows<{ beat: string }>(
     db,
@@ -221,10 +210,10 @@ export async function reclaimOwnRun(db: Db, runId: string): Promise<boolean> {
         returning heartbeat_at::text as beat`,
   );
   if (!rows[0]) {
-    ownBeats.delete(runId);
+    runMemory().ownBeats.delete(runId);
     return false;
   }
-  noteOwnBeat(runId, rows[0].beat);
+  runMemory().noteOwnBeat(runId, rows[0].beat);
   return true;
 }
 
@@ -240,7 +229,7 @@ export async function takeOverStaleRun(db: Db, runId: string, staleSeconds = STA
         where r.id = ${runId} and r.status = 'RUNNING' and ${orphaned(staleSeconds)}
         returning r.heartbeat_at::text as beat`,
   );
-  if (rows[0]) noteOwnBeat(runId, rows[0].beat);
+  if (rows[0]) runMemory().noteOwnBeat(runId, rows[0].beat);
   return rows.length > 0;
 }
 

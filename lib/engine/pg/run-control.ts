@@ -2,6 +2,7 @@ import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import type { StopReason } from "../core/run-stop";
+import { runMemory } from "./run-memory";
 
 let handingBack = false;
 
@@ -15,37 +16,26 @@ export function beginHandBack(): void {
 
 /** Re-read at most this often per run: one tiny query per batch group would be cheap, but OUTPUT batches can be many. */
 const CHECK_EVERY_MS = 500;
-const lastChecks = new Map<string, { at: number; cancel: boolean }>();
 
 /**
  * Whether the run must stop at this boundary. A cancel (POST …/cancel sets cancel_requested_at) is seen within
- * CHECK_EVERY_MS plus one batch; it wins over a hand-back, so a cancelled run is finished as cancelled.
+ * CHECK_EVERY_MS plus one batch; it wins over a hand-back, so a cancelled run is finished as cancelled. The last answer
+ * per run is the process's (RunMemory), so a new store (an Inngest step) does not ask again.
  */
 export async function stopReason(db: Db, runId: string, options: { fresh?: boolean } = {}): Promise<StopReason | null> {
+  const memory = runMemory();
   const now = Date.now();
-  const last = lastChecks.get(runId);
+  const last = memory.stopChecks.get(runId);
   let cancel: boolean;
   if (!options.fresh && !handingBack && last && now - last.at < CHECK_EVERY_MS) {
     cancel = last.cancel;
   } else {
     const [row] = await execRows<{ cancel: boolean }>(db, sql`select cancel_requested_at is not null as cancel from runs where id = ${runId}`);
     cancel = row?.cancel === true;
-    if (lastChecks.size > 1000) lastChecks.clear();
-    lastChecks.set(runId, { at: now, cancel });
+    memory.noteStopCheck(runId, cancel, now);
   }
   if (cancel) return "cancel";
   return handingBack ? "handback" : null;
-}
-
-/** A run this process has just claimed: the claim read its cancel flag, so the first check needs no query. */
-export function noteClaimed(runId: string, cancel: boolean): void {
-  if (lastChecks.size > 1000) lastChecks.clear();
-  lastChecks.set(runId, { at: Date.now(), cancel });
-}
-
-/** The run is no longer executed here: its cached answer goes. */
-export function forgetStopCheck(runId: string): void {
-  lastChecks.delete(runId);
 }
 
 /**
@@ -53,6 +43,6 @@ export function forgetStopCheck(runId: string): void {
  * start, or another instance within one sweep interval) takes it over at once. Its finished nodes stay finished.
  */
 export async function releaseRun(db: Db, runId: string): Promise<void> {
-  lastChecks.delete(runId);
+  runMemory().stopChecks.delete(runId);
   await db.execute(sql`update runs set heartbeat_at = null, executor_key = null where id = ${runId} and status = 'RUNNING'`);
 }

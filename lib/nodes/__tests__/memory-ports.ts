@@ -3,7 +3,7 @@ import type { LedgerEmail, LedgerKey, NodePorts, SendLedger, SendLimits, StatusC
 import { unavailablePorts } from "./fake-runtime";
 
 // In-memory ports for OUTPUT's unit tests: the send ledger's rules (what is recorded, reopened, suppressed, counted
-// against the daily quota) as the PostgreSQL ledger (db/queries/send-ledger.ts) keeps them, in maps. Only the required
+// against the daily quota) as the PostgreSQL ledger (lib/engine/pg/send-ledger.ts) keeps them, in maps. Only the required
 // methods of SendLedger: a node on these ports records, reads and marks its emails one call at a time.
 
 type EmailSendStatus = keyof StatusCounts;

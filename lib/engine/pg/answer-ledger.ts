@@ -1,6 +1,7 @@
 import "server-only";
 import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
+import { dbState } from "@/db/handle-state";
 import { groupCommit } from "@/lib/group-commit";
 import type { AnswerRecord, AnswerRow, AnswerStatus, AnswerTotals, LedgerKey } from "@/lib/ledgers/types";
 
@@ -76,15 +77,12 @@ export async function pendingItems(db: Db, key: LedgerKey, from: number, to: num
  * statement and no count of the node's rows.
  */
 export function settleItem(db: Db, key: LedgerKey, record: AnswerRecord): Promise<void> {
-  let group = settleGroups.get(db);
-  if (!group) settleGroups.set(db, (group = groupCommit((items: Settled[]) => settleItems(db, items), SETTLE_GROUP)));
-  return group({ key, record });
+  return dbState(db, "answer-ledger-settle", () => groupCommit((items: Settled[]) => settleItems(db, items), SETTLE_GROUP))({ key, record });
 }
 
 /** Answers per settle statement at most. */
 const SETTLE_GROUP = 500;
 type Settled = { key: LedgerKey; record: AnswerRecord };
-const settleGroups = new WeakMap<Db, (item: Settled) => Promise<void>>();
 
 async function settleItems(db: Db, items: Settled[]): Promise<void[]> {
   const rows = JSON.stringify(
