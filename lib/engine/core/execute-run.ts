@@ -7,7 +7,7 @@ import { log } from "@/lib/log";
 import type { NodePorts } from "@/lib/nodes/ports";
 import { nodeExecutors } from "@/lib/nodes/registry";
 import { NodeError, type NodeExecutor, type NodeOutcome } from "@/lib/nodes/types";
-import { forgetRun, guard, noteBeat } from "./node-step";
+import { forgetRun, guard } from "./node-step";
 import { noteNodeItems, observeNode, observeRun, runFinishedMetric, type RunEnd } from "./observe-run";
 import type { StopReason } from "./run-stop";
 import type { Finalized, RunStore, StoredRun } from "./run-store";
@@ -76,7 +76,6 @@ export async function executeRun(step: Step, deps: EngineDeps, runId: string, cl
   // A run this process has just claimed comes with its snapshot (and a fresh heartbeat): no read, no beat yet.
   const run = claimed ?? (await store.loadRun(runId));
   if (!run || run.status !== "RUNNING") return;
-  if (claimed) noteBeat(runId);
   await observeRun(run, (started) => executeLoaded(step, deps, run, started));
 }
 

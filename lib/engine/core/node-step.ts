@@ -58,12 +58,6 @@ function runtimeFor(deps: EngineDeps, run: Execution, node: GraphNode): Promise<
 /** A run's heartbeat is written at most this often from its nodes' steps: steps can be many and short (OUTPUT batches). */
 const BEAT_EVERY_MS = 5_000;
 
-/**
- * The claim (or takeover) that handed this process the run has just written its heartbeat. Nothing to do here: the
- * store that claimed the run remembers that beat (PgRunStore.claimNext), for every store of the process.
- */
-export function noteBeat(_runId: string): void {}
-
 /** Proves the run still this process's before a step (the store skips the statement within BEAT_EVERY_MS of the last). */
 async function beat(store: RunStore, runId: string): Promise<void> {
   // Another process took the run over (this one's lock session was lost meanwhile): stop before the next step.
