@@ -59,6 +59,9 @@ async function storeOf(rt: NodeRuntime): Promise<AiBatchStore> {
  * recorded by an earlier process (a restart, a takeover) is polled, never submitted again; one recorded without its
  * id is looked up at the provider first (lookUp). Answers "stopped" when the run must stop: on a cancel the
  * provider's batches are cancelled first; on a hand-back they keep going and the next process polls them.
+ *
+ * The work is a series of passes (batchPass) whose state is the `ai_batches` rows and the answer ledger; this step
+ * waits between them in the process. A driver with durable waits could end its step between passes instead.
  */
 export async function runProviderBatches(node: NodeOf<"AI">, rt: NodeRuntime): Promise<"stopped" | void> {
   const prep = await prepare(node, rt);
@@ -67,63 +70,104 @@ export async function runProviderBatches(node: NodeOf<"AI">, rt: NodeRuntime): P
   }
   const key = answerKey(node, rt);
   const store = await storeOf(rt);
-  const failures: { index: number; message: string }[] = [];
-  let capHit: number | null = null;
-  let submitted = false;
-  let failedSubmissions = 0;
+  const state: PassState = { failures: [], capHit: null, submitted: false, failedSubmissions: 0 };
   for (;;) {
-    let open = await store.open(key);
-    const unsettled = open.filter((r) => !r.batchId);
-    if (unsettled.length > 0) {
-      let waiting = false;
-      for (const row of unsettled) {
-        const found = await lookUp(node, rt, prep, key, store, row);
-        if (found === "wait") waiting = true;
-        // Not at the provider: its items are pending still and go in the next submission.
-        if (found === "absent") submitted = false;
-      }
-      if (waiting) {
-        if (!(await wait(rt, aiBatchPolicy.pollMs))) {
-          if (await store.cancelRequested(rt.runId)) await cancelAll(rt, prep, key, store, open.filter((r) => r.batchId));
-          return "stopped";
-        }
-        continue;
-      }
-      open = await store.open(key);
+    const next = await batchPass(node, rt, prep, key, store, state);
+    if (next === "done") break;
+    if (next > 0 && !(await wait(rt, next))) {
+      if (await store.cancelRequested(rt.runId)) await cancelAll(rt, prep, key, store, (await store.open(key)).filter((r) => r.batchId));
+      return "stopped";
     }
-    if (open.length === 0) {
-      if (submitted) break;
-      const pending = await rt.ports.answers.pending(key, 0, prep.count);
-      if (pending.length === 0) break;
-      const outcome = await submitPending(node, rt, prep, key, store, pending);
-      capHit = outcome.capHit;
-      submitted = true;
-      if (outcome.unanswered) {
-        // The call failed without an answer (a timeout, a dropped connection, 5xx): the provider may have the batch.
-        // Its row is looked up after a poll interval, and submitted again only if the provider does not have it.
-        if (++failedSubmissions > SUBMIT_ATTEMPTS) {
-          throw new NodeError(`${outcome.unanswered}. Retry the run: the batch is looked up at the provider first, never submitted twice.`);
-        }
-      }
-      continue;
-    }
-    const ended = await pollUntilEnded(rt, prep, key, store, open);
-    if (ended === "stopped") return "stopped";
-    for (const row of open) failures.push(...(await collect(node, rt, prep, key, store, row)));
   }
   await writeProgress(rt, key, prep);
-  if (capHit !== null) {
+  if (state.capHit !== null) {
     const { counts } = await rt.ports.answers.totals(key);
-    const sentence = capSentence(capHit, counts.done, prep.count);
+    const sentence = capSentence(state.capHit, counts.done, prep.count);
     await rt.ports.answers.skipPending(key, sentence);
     throw new NodeError(sentence);
   }
   if (aiData(node).onItemError === "skip" && prep.list) return;
-  const first = failures.sort((a, b) => a.index - b.index)[0] ?? (await firstFailure(rt, key, prep));
+  const first = state.failures.sort((a, b) => a.index - b.index)[0] ?? (await firstFailure(rt, key, prep));
   if (first) {
     await rt.ports.answers.skipPending(key, first.message);
     throw new NodeError(prep.list ? `Item ${fmt(first.index)} failed: ${first.message}` : first.message);
   }
+}
+
+/**
+ * What a step remembers across its passes. Each is also derivable from the rows (failures from the ledger, the cap
+ * from the spend, `submitted` from "nothing left that fits"), so a pass that starts from a fresh state is correct.
+ */
+type PassState = {
+  failures: { index: number; message: string }[];
+  capHit: number | null;
+  /** The pending items were submitted once in this step: what is pending after their batches is left (the cap). */
+  submitted: boolean;
+  failedSubmissions: number;
+};
+
+/**
+ * One pass over the node's batches: rows without their id are looked up; with nothing open, the pending items are
+ * submitted; each open batch is polled once and, ended, collected. Answers "done" when nothing is open or left to
+ * submit, else how long to wait before the next pass (0: at once).
+ */
+async function batchPass(node: NodeOf<"AI">, rt: NodeRuntime, prep: Prepared, key: LedgerKey, store: AiBatchStore, state: PassState): Promise<"done" | number> {
+  let open = await store.open(key);
+  const unsettled = open.filter((r) => !r.batchId);
+  if (unsettled.length > 0) {
+    let waiting = false;
+    for (const row of unsettled) {
+      const found = await lookUp(node, rt, prep, key, store, row);
+      if (found === "wait") waiting = true;
+      // Not at the provider: its items are pending still and go in the next submission.
+      if (found === "absent") state.submitted = false;
+    }
+    if (waiting) return aiBatchPolicy.pollMs;
+    open = await store.open(key);
+  }
+  if (open.length === 0) {
+    if (state.submitted) return "done";
+    const pending = await rt.ports.answers.pending(key, 0, prep.count);
+    if (pending.length === 0) return "done";
+    const outcome = await submitPending(node, rt, prep, key, store, pending);
+    state.capHit = outcome.capHit;
+    state.submitted = true;
+    if (outcome.unanswered) {
+      // The call failed without an answer (a timeout, a dropped connection, 5xx): the provider may have the batch.
+      // Its row is looked up after a poll interval, and submitted again only if the provider does not have it.
+      if (++state.failedSubmissions > SUBMIT_ATTEMPTS) {
+        throw new NodeError(`${outcome.unanswered}. Retry the run: the batch is looked up at the provider first, never submitted twice.`);
+      }
+      return 0;
+    }
+    // Nothing fitted under the cap: nothing to wait for.
+    if (outcome.batches === 0) return "done";
+    return 0;
+  }
+  let running = 0;
+  let finished = 0;
+  for (const row of open) {
+    try {
+      const polled = await batchState(prep.settings, row.batchId!, call());
+      await store.setState(key, row.seq, "polled");
+      if (polled.ended) state.failures.push(...(await collect(node, rt, prep, key, store, row)));
+      else {
+        running++;
+        finished += polled.finished ?? 0;
+      }
+    } catch (error) {
+      const why = classifyBatchError(error);
+      if (why.kind !== "transient") throw new NodeError(`${why.message}. The provider's batch ${row.batchId} is left as it is; retry the run to poll it again.`);
+      await rt.log("warn", `${why.message}: asked again at the next poll`);
+      running++;
+    }
+  }
+  if (running === 0) return 0;
+  if (prep.list) {
+    const { counts } = await rt.ports.answers.totals(key);
+    await rt.ports.answers.writeProgress(rt.runId, key.nodeId, { done: Math.min(prep.count, counts.done + counts.failed + finished), total: prep.count });
+  }
+  return aiBatchPolicy.pollMs;
 }
 
 /** Submissions that failed without an answer, tried again (each after a look-up at the provider) before the node fails. */
@@ -190,10 +234,11 @@ async function submitPending(
   key: LedgerKey,
   store: AiBatchStore,
   pending: number[],
-): Promise<{ capHit: number | null; unanswered?: string }> {
+): Promise<{ capHit: number | null; batches: number; unanswered?: string }> {
   const data = aiData(node);
   const { items, capHit } = await withinCaps(rt, prep, key, capsOf(prep.settings, data.maxCostUsd), pending);
-  let seq = await store.nextSeq(key);
+  const first = await store.nextSeq(key);
+  let seq = first;
   for (let start = 0; start < items.length; start += BATCH_MAX_ITEMS) {
     const chunk = items.slice(start, start + BATCH_MAX_ITEMS);
     const rendered = chunk.map((index) => ({ index, ...prep.render(index) }));
@@ -217,7 +262,7 @@ async function submitPending(
       if (why.kind === "transient") {
         await rt.log("warn", `${why.message}: AI batch ${seq} is looked up at the provider in ${Math.round(aiBatchPolicy.pollMs / 1000)} s and submitted again only if the provider does not have it`);
         await store.lookUpAfter(key, seq, aiBatchPolicy.pollMs);
-        return { capHit, unanswered: why.message };
+        return { capHit, batches: seq - first + 1, unanswered: why.message };
       }
       // A refusal: the provider did not create the batch.
       await store.setState(key, seq, "abandoned");
@@ -233,7 +278,7 @@ async function submitPending(
     await rt.log("info", `AI batch ${seq} of node "${node.id}": ${fmt(chunk.length)} item(s) submitted to the provider's batch API (${batchId})`);
     seq++;
   }
-  return { capHit };
+  return { capHit, batches: seq - first };
 }
 
 /** The pending items whose input fits under the caps at the batch price (all of them without a cap). */
@@ -259,39 +304,6 @@ async function withinCaps(
     items.push(index);
   }
   return { items, capHit: null };
-}
-
-/**
- * Polls the open batches every `pollMs` until all have ended, writing the node's progress from the provider's counts.
- * A transient failure of a poll is tried at the next one. "stopped": the run must stop (see runProviderBatches).
- */
-async function pollUntilEnded(rt: NodeRuntime, prep: Prepared, key: LedgerKey, store: AiBatchStore, open: BatchRow[]): Promise<"ended" | "stopped"> {
-  const ended = new Set<number>();
-  for (;;) {
-    let finished = 0;
-    for (const row of open) {
-      if (ended.has(row.seq)) continue;
-      try {
-        const state = await batchState(prep.settings, row.batchId!, call());
-        await store.setState(key, row.seq, "polled");
-        if (state.ended) ended.add(row.seq);
-        else finished += state.finished ?? 0;
-      } catch (error) {
-        const why = classifyBatchError(error);
-        if (why.kind !== "transient") throw new NodeError(`${why.message}. The provider's batch ${row.batchId} is left as it is; retry the run to poll it again.`);
-        await rt.log("warn", `${why.message}: asked again at the next poll`);
-      }
-    }
-    if (ended.size === open.length) return "ended";
-    if (prep.list) {
-      const { counts } = await rt.ports.answers.totals(key);
-      await rt.ports.answers.writeProgress(rt.runId, key.nodeId, { done: Math.min(prep.count, counts.done + counts.failed + finished), total: prep.count });
-    }
-    if (!(await wait(rt, aiBatchPolicy.pollMs))) {
-      if (await store.cancelRequested(rt.runId)) await cancelAll(rt, prep, key, store, open.filter((r) => !ended.has(r.seq)));
-      return "stopped";
-    }
-  }
 }
 
 /** A cancel of the run: each open batch is cancelled at the provider (its answers so far are not read). */
