@@ -15,8 +15,9 @@ import type { AddressInfo } from "node:net";
  *   api.batches        // every batch created: { id, items, status, cancelled, polls }
  *   api.finish()       // ends every open batch at the next poll, whatever finishAfterMs says
  *   api.stats          // { created, polls, cancels, resultReads, files, lists }
- * A batch ends `finishAfterMs` after it was created: its answers are made then (the answer function is asked once
- * per item of a batch), and a cancelled batch ends with its items cancelled.
+ * A batch ends `finishAfterMs` after it was created (or, with `finishAfterPolls`, at its n-th status poll): its
+ * answers are made then (the answer function is asked once per item of a batch), and a cancelled batch ends with its
+ * items cancelled.
  */
 export type FakeBatch = {
   id: string;
@@ -64,8 +65,9 @@ function userText(messages: unknown): string {
   return messages.filter((m) => (m as { role?: string }).role === "user").flatMap((m) => texts((m as { content?: unknown }).content)).join("\n");
 }
 
-export async function startFakeBatchApi(provider: "openai" | "anthropic", options: { finishAfterMs?: number } = {}): Promise<FakeBatchApi> {
-  const finishAfterMs = options.finishAfterMs ?? 0;
+export async function startFakeBatchApi(provider: "openai" | "anthropic", options: { finishAfterMs?: number; finishAfterPolls?: number } = {}): Promise<FakeBatchApi> {
+  const finishAfterMs = options.finishAfterMs ?? (options.finishAfterPolls ? Infinity : 0);
+  const finishAfterPolls = options.finishAfterPolls ?? Infinity;
   const batches: FakeBatch[] = [];
   const files = new Map<string, string[]>();
   let respond: (text: string) => Record<string, unknown> | { error: string } = () => ({});
@@ -80,7 +82,7 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
   /** Ends the batch if its time has come; makes its result lines once. */
   const advance = (batch: FakeBatch) => {
     if (batch.status === "ended") return;
-    if (!batch.cancelled && !forceFinish && Date.now() - batch.createdAt < finishAfterMs) return;
+    if (!batch.cancelled && !forceFinish && Date.now() - batch.createdAt < finishAfterMs && batch.polls < finishAfterPolls) return;
     batch.status = "ended";
     batch.results = batch.items.map((item) => (batch.cancelled ? cancelledLine(item.customId) : answerLine(item.customId, respond(item.text))));
   };

@@ -5,6 +5,7 @@ import { approxTokens } from "@/lib/ai/tokens";
 import { aiData, answerKey, fmt, prepare, type Prepared } from "@/lib/nodes/ai/items";
 import { capsOf, capSentence } from "@/lib/nodes/ai/spend";
 import type { LedgerKey } from "@/lib/nodes/ports";
+import { requestDurableWait } from "@/lib/nodes/durable-wait";
 import { NodeError, type NodeOf, type NodeRuntime } from "@/lib/nodes/types";
 import {
   BATCH_PRICE_FACTOR,
@@ -60,8 +61,9 @@ async function storeOf(rt: NodeRuntime): Promise<AiBatchStore> {
  * id is looked up at the provider first (lookUp). Answers "stopped" when the run must stop: on a cancel the
  * provider's batches are cancelled first; on a hand-back they keep going and the next process polls them.
  *
- * The work is a series of passes (batchPass) whose state is the `ai_batches` rows and the answer ledger; this step
- * waits between them in the process. A driver with durable waits could end its step between passes instead.
+ * The work is a series of passes (batchPass) whose state is the `ai_batches` rows and the answer ledger. Between two
+ * passes the step waits in the process, or, under a driver with durable waits (Inngest), ends and is run again after
+ * the wait (lib/nodes/durable-wait.ts): a day-long batch never holds a process or an invocation.
  */
 export async function runProviderBatches(node: NodeOf<"AI">, rt: NodeRuntime): Promise<"stopped" | void> {
   const prep = await prepare(node, rt);
@@ -74,7 +76,11 @@ export async function runProviderBatches(node: NodeOf<"AI">, rt: NodeRuntime): P
   for (;;) {
     const next = await batchPass(node, rt, prep, key, store, state);
     if (next === "done") break;
-    if (next > 0 && !(await wait(rt, next))) {
+    if (next === 0) continue;
+    // A driver with durable waits ends the step here and runs it again after `next` (its state is in the rows).
+    const stop = await rt.shouldStop();
+    if (!stop && requestDurableWait(next)) return;
+    if (stop || !(await wait(rt, next))) {
       if (await store.cancelRequested(rt.runId)) await cancelAll(rt, prep, key, store, (await store.open(key)).filter((r) => r.batchId));
       return "stopped";
     }
