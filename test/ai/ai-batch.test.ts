@@ -231,6 +231,25 @@ describe.each(["openai", "anthropic"] as const)("AI batch mode: a process that s
     }
   });
 
+  it.runIf(provider === "openai")("a cancel of the run finds such a batch at the provider and cancels it there", async () => {
+    await stopTestExecutor();
+    const slow = await startFakeBatchApi(provider, { finishAfterMs: 3_600_000 });
+    try {
+      const { token, runId, db } = await crashAfterSubmission(slow, 2);
+      expect(slow.stats.created).toBe(1);
+      // Cancelled while no process holds it; the next process finalizes it without running the node again.
+      expect((await cancel(token, runId)).status).toBe(202);
+      await executeRun(inlineStep, pgEngineDeps(db, async () => {}), runId);
+      expect((await getRun(token, runId)).body).toMatchObject({ status: "FAILED", error: "Cancelled" });
+      expect(slow.stats.cancels).toBe(1);
+      expect(slow.batches[0].cancelled).toBe(true);
+      expect(await batchRows(runId)).toEqual([{ seq: 0, state: "cancelled", batch_id: slow.batches[0].id, item_count: 2 }]);
+    } finally {
+      executor = startTestExecutor();
+      await slow.close();
+    }
+  });
+
   it.runIf(provider === "anthropic")("a batch of as many requests still in progress is waited for, never submitted twice, then adopted", async () => {
     await stopTestExecutor();
     const slow = await startFakeBatchApi(provider, { finishAfterMs: 3_600_000 });

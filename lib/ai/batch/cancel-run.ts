@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { execRows, type Db } from "@/db/client";
 import { log } from "@/lib/log";
 import { loadAiSettings, type AiSettings } from "@/lib/ai/settings";
-import { batchTag, cancelProviderBatch, classifyBatchError, findSubmittedBatch } from "./provider";
+import { batchTag, cancelProviderBatch, classifyBatchError, findSubmittedBatch, hasBatchApi } from "./provider";
 import { pgBatchStore } from "./store";
 
 const CANCEL_TIMEOUT_MS = 30_000;
@@ -29,7 +29,7 @@ export async function cancelOpenBatchesOfRun(db: Db, accountId: string, runId: s
     let batchId = row.batch_id;
     if (settings) {
       try {
-        if (!batchId) batchId = await lookUp(db, settings, accountId, row);
+        if (!batchId && hasBatchApi(settings.provider)) batchId = await lookUp(db, settings, accountId, row);
         if (batchId) {
           await cancelProviderBatch(settings, batchId, { timeoutMs: CANCEL_TIMEOUT_MS });
           state = "cancelled";
