@@ -124,9 +124,12 @@ test("For each item: the estimate and sample answers before paying, AI progress,
   await expect(dialog.getByTestId("preview-planned")).toHaveText("12", { timeout: 60_000 });
   await expect(dialog.getByTestId("preview-body")).toContainText("Dear Ada, thank you for the 1 stars!");
   await expect(dialog.getByTestId("preview-ai")).toContainText("12 calls");
-  // The estimate asked its sample (Ada among them), the preview every item once.
+  // The estimate asked its sample, spread over the list (the first, the middle and the last: Ada, Hedy, Margaret), the
+  // preview every item once.
   expect(ai.callsFor("line for Ada ")).toBe(2);
-  expect(ai.callsFor("line for Margaret ")).toBe(1);
+  expect(ai.callsFor("line for Hedy ")).toBe(2);
+  expect(ai.callsFor("line for Margaret ")).toBe(2);
+  expect(ai.callsFor("line for Barbara ")).toBe(1);
   const callsAfterPreview = ai.requests.length;
   await shot("ai-preview-emails");
 

@@ -72,4 +72,9 @@ export const aiBatches = pgTable("ai_batches", {
   createdAt: createdAt(),
   polledAt: ts("polled_at"),
   endedAt: ts("ended_at"),
-}, (t) => [primaryKey({ columns: [t.runId, t.nodeId, t.seq], name: "ai_batches_pkey" })]);
+  /** A row without its batch id is looked up at the provider only after this (its submission may be under way). */
+  submittingUntil: ts("submitting_until"),
+}, (t) => [
+  primaryKey({ columns: [t.runId, t.nodeId, t.seq], name: "ai_batches_pkey" }),
+  index("ai_batches_account_batch_idx").on(t.accountId, t.batchId).where(sql`batch_id is not null`),
+]);

@@ -12,6 +12,7 @@ import { executeRun, inlineStep } from "@/lib/engine/core/execute-run";
 import { pgEngineDeps } from "@/lib/engine/pg-engine";
 import { PgRunStore } from "@/lib/engine/pg/pg-run-store";
 import { aiBatchPolicy } from "@/lib/ai/batch/run";
+import { pgBatchStore, type AiBatchStore } from "@/lib/ai/batch/store";
 import type { EmbeddedExecutor } from "@/lib/engine/drivers/embedded-executor";
 import { enqueue, fakeResendForRuns, getRun, insertUpload, insertWorkflow, runToEnd, startTestExecutor, stopTestExecutor } from "@/test/runs/helpers";
 import { BATCH_INPUT_TOKENS, BATCH_OUTPUT_TOKENS, startFakeBatchApi, type FakeBatchApi } from "@/test/support/fake-batch-api";
@@ -164,6 +165,119 @@ describe("AI batch mode: a cancel while no process holds the run", () => {
   });
 });
 
+describe.each(["openai", "anthropic"] as const)("AI batch mode: a process that stops between the provider's acceptance and the record of the id (%s)", (provider) => {
+  const crash = new Error("the process stopped here");
+
+  /**
+   * Plays the process that stops: its batch store fails where the batch id would be written, as a kill -9 there
+   * would (the error is an outage: the run stays RUNNING for the next process).
+   */
+  async function crashAfterSubmission(api: FakeBatchApi, rows = 4) {
+    const { id, token } = await batchAccount(api);
+    const uploadId = await insertUpload(id, ["name", "email"], peopleRows(rows));
+    const workflowId = await insertWorkflow(id, batchGraph(uploadId));
+    const runId = (await enqueue(token, workflowId)).body.runId as string;
+    const db = await getDb();
+    const base = pgEngineDeps(db, async () => {});
+    const crashing: AiBatchStore = { ...pgBatchStore(db), submitted: () => Promise.reject(crash) };
+    const store = new PgRunStore(await getRunStateDb(), { inline: true });
+    const claimed = await store.claimNext(workflowId);
+    const deps = { ...base, store, ports: { ...base.ports, aiBatches: crashing }, isOutage: (e: unknown) => e === crash || base.isOutage!(e) };
+    await expect(executeRun(inlineStep, deps, runId, claimed!)).rejects.toBe(crash);
+    return { token, runId, db };
+  }
+
+  const counting = (api: FakeBatchApi) => {
+    const asked = new Map<string, number>();
+    api.answer((text) => {
+      asked.set(itemOf(text), (asked.get(itemOf(text)) ?? 0) + 1);
+      return { greeting: `Hi ${itemOf(text)}` };
+    });
+    return asked;
+  };
+
+  it("the next process finds the batch at the provider and polls it: one provider batch, each answer recorded once", async () => {
+    await stopTestExecutor();
+    const api = await startFakeBatchApi(provider);
+    try {
+      const asked = counting(api);
+      // The row is looked up once its submission's call has surely ended (a few seconds here, 6 minutes in production).
+      Object.assign(aiBatchPolicy, { callTimeoutMs: 3_000, submitGraceMs: 0 });
+      const { token, runId, db } = await crashAfterSubmission(api);
+      expect(api.stats.created).toBe(1);
+      expect(await batchRows(runId)).toEqual([{ seq: 0, state: "submitting", batch_id: null, item_count: 4 }]);
+
+      // The next process (a restart, a takeover) resumes the run.
+      await executeRun(inlineStep, pgEngineDeps(db, async () => {}), runId);
+      const run = (await getRun(token, runId)).body;
+      expect(run.status).toBe("SUCCESS");
+      expect(api.stats.created).toBe(1);
+      expect(api.stats.lists).toBeGreaterThanOrEqual(1);
+      expect(await batchRows(runId)).toEqual([{ seq: 0, state: "collected", batch_id: api.batches[0].id, item_count: 4 }]);
+      expect([...asked.entries()].sort()).toEqual([["P0", 1], ["P1", 1], ["P2", 1], ["P3", 1]]);
+      expect(run.nodes.ai.output).toMatchObject({ count: 4, failed: 0, usage: { calls: 4, inputTokens: 4 * BATCH_INPUT_TOKENS, outputTokens: 4 * BATCH_OUTPUT_TOKENS } });
+      expect(run.nodes.ai.output.items.map((i: { greeting: string }) => i.greeting)).toEqual(["Hi P0", "Hi P1", "Hi P2", "Hi P3"]);
+      const [items] = await execRows<{ done: number; total: number }>(
+        db,
+        sql`select count(*) filter (where status = 'done')::int as done, count(*)::int as total from ai_items where run_id = ${runId}`,
+      );
+      expect(items).toEqual({ done: 4, total: 4 });
+      // OpenAI keeps the tag in the batch's metadata; Anthropic's batches have none (the requests' ids carry it).
+      expect(api.batches[0].metadata).toEqual(provider === "openai" ? { flowmail_batch: expect.stringMatching(/^fm[0-9a-f]{24}$/) } : null);
+      expect(api.batches[0].items.map((i) => i.customId)).toEqual([0, 1, 2, 3].map((n) => expect.stringMatching(new RegExp(`^fm[0-9a-f]{24}-item-${n}$`))));
+    } finally {
+      executor = startTestExecutor();
+      await api.close();
+    }
+  });
+
+  it.runIf(provider === "openai")("a cancel of the run finds such a batch at the provider and cancels it there", async () => {
+    await stopTestExecutor();
+    const slow = await startFakeBatchApi(provider, { finishAfterMs: 3_600_000 });
+    try {
+      const { token, runId, db } = await crashAfterSubmission(slow, 2);
+      expect(slow.stats.created).toBe(1);
+      // Cancelled while no process holds it; the next process finalizes it without running the node again.
+      expect((await cancel(token, runId)).status).toBe(202);
+      await executeRun(inlineStep, pgEngineDeps(db, async () => {}), runId);
+      expect((await getRun(token, runId)).body).toMatchObject({ status: "FAILED", error: "Cancelled" });
+      expect(slow.stats.cancels).toBe(1);
+      expect(slow.batches[0].cancelled).toBe(true);
+      expect(await batchRows(runId)).toEqual([{ seq: 0, state: "cancelled", batch_id: slow.batches[0].id, item_count: 2 }]);
+    } finally {
+      executor = startTestExecutor();
+      await slow.close();
+    }
+  });
+
+  it.runIf(provider === "anthropic")("a batch of as many requests still in progress is waited for, never submitted twice, then adopted", async () => {
+    await stopTestExecutor();
+    const slow = await startFakeBatchApi(provider, { finishAfterMs: 3_600_000 });
+    try {
+      const asked = counting(slow);
+      Object.assign(aiBatchPolicy, { callTimeoutMs: 3_000, submitGraceMs: 0 });
+      const { token, runId, db } = await crashAfterSubmission(slow, 3);
+      const resumed = executeRun(inlineStep, pgEngineDeps(db, async () => {}), runId);
+      // The batch lists no tag while it works: the look-up waits for it to end instead of submitting again.
+      for (let i = 0; i < 2000 && slow.stats.lists < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(slow.stats.lists).toBeGreaterThanOrEqual(3);
+      expect(slow.stats.created).toBe(1);
+      expect(await batchRows(runId)).toMatchObject([{ seq: 0, state: "submitting", batch_id: null }]);
+      slow.finish();
+      await resumed;
+      const run = (await getRun(token, runId)).body;
+      expect(run.status).toBe("SUCCESS");
+      expect(slow.stats.created).toBe(1);
+      expect(await batchRows(runId)).toEqual([{ seq: 0, state: "collected", batch_id: slow.batches[0].id, item_count: 3 }]);
+      expect([...asked.values()]).toEqual([1, 1, 1]);
+      expect(run.nodes.ai.output).toMatchObject({ count: 3, failed: 0, usage: { calls: 3 } });
+    } finally {
+      executor = startTestExecutor();
+      await slow.close();
+    }
+  });
+});
+
 /** Points the account's provider at another fake (same provider). */
 async function batchAccountAt(accountId: string, api: FakeBatchApi): Promise<string> {
   await (await getDb()).execute(sql`update accounts set ai_base_url = ${api.url} where id = ${accountId}`);
@@ -190,7 +304,7 @@ describe("AI batch mode: what is asked once", () => {
     expect(run.nodes.ai.output).toMatchObject({ count: 5, failed: 0 });
   });
 
-  it("a refused submission fails the node with the provider's sentence; a batch left without its id is submitted again", async () => {
+  it("a refused submission fails the node with the provider's sentence; a batch left without its id that the provider does not have is submitted again", async () => {
     const { id, token } = await batchAccount(anthropic);
     const uploadId = await insertUpload(id, ["name", "email"], peopleRows(3));
     anthropic.refuseNextBatch("requests: too many tokens");
@@ -201,7 +315,8 @@ describe("AI batch mode: what is asked once", () => {
     expect(anthropic.stats.created).toBe(created);
     expect(await batchRows(first.runId)).toMatchObject([{ seq: 0, state: "abandoned", batch_id: null }]);
 
-    // A process that died between the provider's acceptance and the record of the id leaves a row like this one.
+    // A process that died after writing the row and before the provider accepted the batch leaves a row like this one:
+    // the look-up finds no batch tagged with it at the provider.
     await (await getDb()).execute(sql`insert into ai_batches (run_id, node_id, seq, account_id, provider, items, item_count)
       values (${first.runId}, 'ai', 1, ${id}, 'anthropic', '[[0, "h"]]'::jsonb, 1)`);
     const again = await retry(token, first.runId);
@@ -210,6 +325,7 @@ describe("AI batch mode: what is asked once", () => {
     const run = (await getRun(token, again.body.runId)).body;
     expect(run.status).toBe("SUCCESS");
     expect(anthropic.stats.created).toBe(created + 1);
+    expect(anthropic.stats.lists).toBeGreaterThanOrEqual(1);
     expect((await batchRows(first.runId)).map((r) => [r.seq, r.state])).toEqual([
       [0, "abandoned"],
       [1, "abandoned"],

@@ -39,7 +39,7 @@ describe("AI estimate", () => {
     expect(run.mode).toBe("estimate");
     expect(run.nodes.out.status).toBe("SKIPPED");
     expect(mail.resend.emails().length).toBe(sentBefore);
-    expect(ai.requests.filter((r) => prompt(r).includes(marker)).map((r) => itemOf(prompt(r))).sort()).toEqual(["P0", "P1"]);
+    expect(ai.requests.filter((r) => prompt(r).includes(marker)).map((r) => itemOf(prompt(r))).sort()).toEqual(["P0", "P4"]);
 
     const output = [{ name: "greeting", type: "string" as const }];
     const inputTokens = peopleRows(5).reduce((sum, [name]) => sum + countCallTokens("openai", "gpt-4o-mini", undefined, `${marker} [item ${name}]`, output).tokens, 0);
@@ -48,10 +48,40 @@ describe("AI estimate", () => {
     expect(estimate.costUsd).toBeCloseTo((inputTokens * 0.15 + 50 * 0.6) / 1e6, 12);
     expect(estimate.sample).toEqual([
       { index: 0, output: { greeting: "Hi P0" }, inputTokens: 10, outputTokens: 10 },
-      { index: 1, output: { greeting: "Hi P1" }, inputTokens: 10, outputTokens: 10 },
+      { index: 4, output: { greeting: "Hi P4" }, inputTokens: 10, outputTokens: 10 },
     ]);
     expect(run.result.estimate).toMatchObject({ inputTokens, outputTokens: 50, costUsd: estimate.costUsd });
     expect(run.result.ai).toMatchObject({ calls: 2 });
+  });
+
+  it("samples items spread over the list, so answers that grow along it are extrapolated from all of it", async () => {
+    // Item i's answer is 10·(i+1) tokens: 550 for ten items. The first three would say 200 (10, 20, 30 → 20 a item).
+    ai.answer((req) => ({ greeting: `Hi ${itemOf(prompt(req))}` }));
+    ai.countUsage((req) => ({ promptTokens: 10, completionTokens: 10 * (Number(itemOf(prompt(req)).slice(1)) + 1) }));
+    try {
+      const { id, token } = await accountWithAi(ai.url, { aiProvider: "openai", aiModel: "gpt-4o-mini" });
+      const uploadId = await insertUpload(id, ["name", "email"], peopleRows(10));
+      const marker = `spread-${uploadId}`;
+      const workflowId = await insertWorkflow(id, perRowGraph(uploadId, { prompt: `${marker} [item {{item.name}}]` }));
+      const res = await post(token, workflowId, { mode: "estimate", sample: 3 });
+      expect(res.status).toBe(202);
+      await executor.idle();
+      const run = (await getRun(token, res.body.runId)).body;
+      expect(run.status).toBe("SUCCESS");
+      // The first, the middle and the last item, asked once each.
+      expect(ai.requests.filter((r) => prompt(r).includes(marker)).map((r) => itemOf(prompt(r))).sort()).toEqual(["P0", "P5", "P9"]);
+      const estimate = run.result.estimate.nodes.ai;
+      expect(estimate.sample.map((s: { index: number; output: { greeting: string }; outputTokens: number }) => [s.index, s.output.greeting, s.outputTokens])).toEqual([
+        [0, "Hi P0", 10],
+        [5, "Hi P5", 60],
+        [9, "Hi P9", 100],
+      ]);
+      // (10 + 60 + 100) / 3 · 10 items.
+      expect(estimate.outputTokens).toBe(567);
+      expect(run.result.ai).toMatchObject({ calls: 3 });
+    } finally {
+      ai.countUsage(null);
+    }
   });
 
   it("says an estimate for a model without a public tokenizer is approximate, and refuses a sample out of range", async () => {

@@ -3,18 +3,21 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A local batch API, for tests that drive the AI SDK's batch support against either provider's wire format:
- * - `openai`: POST /v1/files (the JSONL input, multipart), POST /v1/batches, GET /v1/batches/:id,
- *   POST /v1/batches/:id/cancel, GET /v1/files/:id/content (the output file: one Responses API body per item);
- * - `anthropic`: POST /v1/messages/batches, GET /v1/messages/batches/:id, POST …/:id/cancel, GET …/:id/results.
+ * - `openai`: POST /v1/files (the JSONL input, multipart), POST /v1/batches (its `metadata` kept and shown),
+ *   GET /v1/batches/:id, GET /v1/batches?limit=&after= (newest first), POST /v1/batches/:id/cancel,
+ *   GET /v1/files/:id/content (the output file: one Responses API body per item);
+ * - `anthropic`: POST /v1/messages/batches, GET /v1/messages/batches/:id, GET /v1/messages/batches?limit=&after_id=
+ *   (newest first), POST …/:id/cancel, GET …/:id/results.
  *
  *   const api = await startFakeBatchApi("openai", { finishAfterMs: 90_000 });
  *   // account settings: provider "openai" (or "anthropic"), baseUrl api.url (ends in /v1)
  *   api.answer((userText) => ({ greeting: "…" }))   // the `answer` tool's input; { error: "…" } refuses the item
  *   api.batches        // every batch created: { id, items, status, cancelled, polls }
  *   api.finish()       // ends every open batch at the next poll, whatever finishAfterMs says
- *   api.stats          // { created, polls, cancels, resultReads }
- * A batch ends `finishAfterMs` after it was created: its answers are made then (the answer function is asked once
- * per item of a batch), and a cancelled batch ends with its items cancelled.
+ *   api.stats          // { created, polls, cancels, resultReads, files, lists }
+ * A batch ends `finishAfterMs` after it was created (or, with `finishAfterPolls`, at its n-th status poll): its
+ * answers are made then (the answer function is asked once per item of a batch), and a cancelled batch ends with its
+ * items cancelled.
  */
 export type FakeBatch = {
   id: string;
@@ -24,6 +27,8 @@ export type FakeBatch = {
   cancelled: boolean;
   results: string[] | null;
   polls: number;
+  /** OpenAI: the metadata it was created with. */
+  metadata: Record<string, string> | null;
 };
 
 export type FakeBatchApi = {
@@ -36,7 +41,7 @@ export type FakeBatchApi = {
   failPolls(n: number): void;
   /** Refuses the next batch creation with a 400 and this message. */
   refuseNextBatch(message: string): void;
-  stats: { created: number; polls: number; cancels: number; resultReads: number; files: number };
+  stats: { created: number; polls: number; cancels: number; resultReads: number; files: number; lists: number };
   close(): Promise<void>;
 };
 
@@ -60,15 +65,16 @@ function userText(messages: unknown): string {
   return messages.filter((m) => (m as { role?: string }).role === "user").flatMap((m) => texts((m as { content?: unknown }).content)).join("\n");
 }
 
-export async function startFakeBatchApi(provider: "openai" | "anthropic", options: { finishAfterMs?: number } = {}): Promise<FakeBatchApi> {
-  const finishAfterMs = options.finishAfterMs ?? 0;
+export async function startFakeBatchApi(provider: "openai" | "anthropic", options: { finishAfterMs?: number; finishAfterPolls?: number } = {}): Promise<FakeBatchApi> {
+  const finishAfterMs = options.finishAfterMs ?? (options.finishAfterPolls ? Infinity : 0);
+  const finishAfterPolls = options.finishAfterPolls ?? Infinity;
   const batches: FakeBatch[] = [];
   const files = new Map<string, string[]>();
   let respond: (text: string) => Record<string, unknown> | { error: string } = () => ({});
   let forceFinish = false;
   let failingPolls = 0;
   let refusal: string | null = null;
-  const stats = { created: 0, polls: 0, cancels: 0, resultReads: 0, files: 0 };
+  const stats = { created: 0, polls: 0, cancels: 0, resultReads: 0, files: 0, lists: 0 };
   let counter = 0;
   const nextId = (prefix: string) => `${prefix}${(++counter).toString(36).padStart(6, "0")}`;
   let base = "";
@@ -76,7 +82,7 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
   /** Ends the batch if its time has come; makes its result lines once. */
   const advance = (batch: FakeBatch) => {
     if (batch.status === "ended") return;
-    if (!batch.cancelled && !forceFinish && Date.now() - batch.createdAt < finishAfterMs) return;
+    if (!batch.cancelled && !forceFinish && Date.now() - batch.createdAt < finishAfterMs && batch.polls < finishAfterPolls) return;
     batch.status = "ended";
     batch.results = batch.items.map((item) => (batch.cancelled ? cancelledLine(item.customId) : answerLine(item.customId, respond(item.text))));
   };
@@ -133,6 +139,7 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
       created_at: Math.floor(batch.createdAt / 1000),
       expires_at: Math.floor(batch.createdAt / 1000) + 86_400,
       request_counts: { total: batch.items.length, completed: batch.status === "ended" ? batch.items.length - failed : 0, failed },
+      metadata: batch.metadata,
     };
   };
 
@@ -178,8 +185,8 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
         refusal = null;
         return true;
       };
-      const create = (items: FakeBatch["items"]) => {
-        const batch: FakeBatch = { id: nextId(provider === "openai" ? "batch_" : "msgbatch_"), createdAt: Date.now(), items, status: "in_progress", cancelled: false, results: null, polls: 0 };
+      const create = (items: FakeBatch["items"], metadata: Record<string, string> | null = null) => {
+        const batch: FakeBatch = { id: nextId(provider === "openai" ? "batch_" : "msgbatch_"), createdAt: Date.now(), items, status: "in_progress", cancelled: false, results: null, polls: 0, metadata };
         batches.push(batch);
         stats.created++;
         return batch;
@@ -193,6 +200,19 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
         }
         advance(batch);
         json(200, view(batch));
+      };
+      /** A page of the batches, newest first, after the cursor's batch. */
+      const list = (cursorParam: string) => {
+        stats.lists++;
+        const limit = Math.min(Number(url.searchParams.get("limit") ?? 20), provider === "openai" ? 100 : 1000);
+        const newest = [...batches].reverse();
+        const cursor = url.searchParams.get(cursorParam);
+        const from = cursor ? newest.findIndex((b) => b.id === cursor) + 1 : 0;
+        const page = newest.slice(from, from + limit);
+        for (const batch of page) advance(batch);
+        const more = from + limit < newest.length;
+        if (provider === "openai") return json(200, { object: "list", data: page.map(view), first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: more });
+        json(200, { data: page.map(view), first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: more });
       };
       const cancel = (batch: FakeBatch) => {
         stats.cancels++;
@@ -214,15 +234,16 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
         }
         if (req.method === "POST" && path === "/v1/batches") {
           if (refuseCreate()) return;
-          const body = JSON.parse(raw) as { input_file_id: string; endpoint: string };
+          const body = JSON.parse(raw) as { input_file_id: string; endpoint: string; metadata?: Record<string, string> };
           const lines = files.get(body.input_file_id);
           if (!lines) return json(400, { error: { message: `No file ${body.input_file_id}`, type: "invalid_request_error", code: "invalid_file" } });
           const items = lines.map((line) => {
             const request = JSON.parse(line) as { custom_id: string; body: { input?: unknown } };
             return { customId: request.custom_id, text: userText(request.body.input) };
           });
-          return json(200, view(create(items)));
+          return json(200, view(create(items, body.metadata ?? null)));
         }
+        if (req.method === "GET" && path === "/v1/batches") return list("after");
         let m = /^\/v1\/batches\/([^/]+)$/.exec(path);
         if (req.method === "GET" && m) return find(m[1]) ? poll(find(m[1])!) : notFound();
         m = /^\/v1\/batches\/([^/]+)\/cancel$/.exec(path);
@@ -242,6 +263,7 @@ export async function startFakeBatchApi(provider: "openai" | "anthropic", option
         const body = JSON.parse(raw) as { requests: { custom_id: string; params: { messages?: unknown } }[] };
         return json(200, view(create(body.requests.map((r) => ({ customId: r.custom_id, text: userText(r.params.messages) })))));
       }
+      if (req.method === "GET" && path === "/v1/messages/batches") return list("after_id");
       let m = /^\/v1\/messages\/batches\/([^/]+)$/.exec(path);
       if (req.method === "GET" && m) return find(m[1]) ? poll(find(m[1])!) : notFound();
       m = /^\/v1\/messages\/batches\/([^/]+)\/cancel$/.exec(path);

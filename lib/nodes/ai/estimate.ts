@@ -7,10 +7,22 @@ import type { AnswerTotals } from "../ports";
 import type { NodeOf, NodeOutcome, NodeRuntime } from "../types";
 import { aiData, answerKey, fmt, type Prepared } from "./items";
 
-/** Items an estimate asks the model for: the run's `sample` (carried in its trigger body), at most the list's length. */
+/** How many items an estimate asks the model for: the run's `sample` (carried in its trigger body), at most the list's length. */
 export function estimateSample(rt: NodeRuntime, count: number): number {
   const sample = (rt.triggerBody as { estimateSample?: unknown } | undefined)?.estimateSample;
   return Math.min(count, typeof sample === "number" && sample >= 1 ? Math.floor(sample) : 3);
+}
+
+/**
+ * The items an estimate asks: `sample` indices spread evenly over the list, the first and the last included, in order
+ * (0, 6, 11 of 12 for 3), so the extrapolation sees the whole list, not its head. Deterministic: the same list and
+ * sample ask the same items. All of them when the sample covers the list.
+ */
+export function sampleIndices(count: number, sample: number): number[] {
+  const n = Math.min(count, sample);
+  if (n <= 1) return n === 1 ? [0] : [];
+  // Steps of at least 1 before rounding keep the indices distinct.
+  return Array.from({ length: n }, (_, k) => Math.round((k * (count - 1)) / (n - 1)));
 }
 
 /**
@@ -30,7 +42,8 @@ export async function completeEstimate(node: NodeOf<"AI">, rt: NodeRuntime, prep
     inputTokens += counted.tokens;
     exact &&= counted.exact;
   }
-  const rows = await rt.ports.answers.read(answerKey(node, rt), 0, estimateSample(rt, prep.count));
+  // The ledger holds the sampled items only: one read over the whole list answers them, in index order.
+  const rows = await rt.ports.answers.read(answerKey(node, rt), 0, prep.count);
   const answered = rows.filter((r) => r.status === "done" && r.output);
   const averageOut = answered.length ? answered.reduce((sum, r) => sum + (r.outputTokens ?? 0), 0) / answered.length : 0;
   const outputTokens = Math.round(averageOut * prep.count);

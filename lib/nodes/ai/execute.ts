@@ -8,7 +8,7 @@ import type { AnswerTotals } from "../ports";
 import { aiData, answerKey, fmt, mergeItem, prepare } from "./items";
 import { noteStart, runItems, type BatchContext } from "./run-items";
 import { assertPriced, capsOf } from "./spend";
-import { completeEstimate, estimateSample } from "./estimate";
+import { completeEstimate, estimateSample, sampleIndices } from "./estimate";
 import { runProviderBatches } from "@/lib/ai/batch/run";
 
 /** Items per durable step: the engine runs a few steps at once and checks cancel between groups of them. */
@@ -28,13 +28,15 @@ export const aiExecutor: NodeExecutor<"AI"> = {
     const prep = await prepare(node, rt);
     assertPriced(capsOf(prep.settings, aiData(node).maxCostUsd), prep.prices, prep.modelId);
     noteStart(rt);
-    // An estimate asks for its sample only: the first items.
-    const asked = rt.mode === "estimate" ? estimateSample(rt, prep.count) : prep.count;
+    // An estimate asks for its sample only: items spread over the list (sampleIndices).
+    const sampled = rt.mode === "estimate" ? sampleIndices(prep.count, estimateSample(rt, prep.count)) : null;
+    const asked = sampled ? sampled.length : prep.count;
     const requests: { itemIndex: number; hash: string }[] = new Array(asked);
     const clock = sliceClock();
     for (let i = 0; i < asked; i++) {
       if (clock.due()) await clock.yield();
-      requests[i] = { itemIndex: i, hash: prep.render(i).hash };
+      const index = sampled ? sampled[i] : i;
+      requests[i] = { itemIndex: index, hash: prep.render(index).hash };
     }
     const key = answerKey(node, rt);
     await rt.ports.answers.record(key, requests, { reuseDays: aiData(node).reuseAnswersDays });
@@ -44,13 +46,17 @@ export const aiExecutor: NodeExecutor<"AI"> = {
     }
     // Batch mode: one step that submits the items to the provider's batch API and polls it (lib/ai/batch/run.ts).
     if (batchMode(node, rt)) return { kind: "batched", batches: 1 };
+    // An estimate's sample (at most 20 items, anywhere in the list) is one step over the whole list.
+    if (sampled) return { kind: "batched", batches: 1 };
     return { kind: "batched", batches: Math.max(1, Math.ceil(asked / AI_ITEMS_PER_BATCH)) };
   },
 
   async runBatch(node, rt, batch) {
     if (batchMode(node, rt)) return runProviderBatches(node, rt);
+    const prep = await prepare(node, rt);
+    if (rt.mode === "estimate") return runItems(node, rt, 0, prep.count, batchContext(rt, prep.settings));
     const from = batch * AI_ITEMS_PER_BATCH;
-    return runItems(node, rt, from, from + AI_ITEMS_PER_BATCH, batchContext(rt, (await prepare(node, rt)).settings));
+    return runItems(node, rt, from, from + AI_ITEMS_PER_BATCH, batchContext(rt, prep.settings));
   },
 
   async complete(node, rt) {
