@@ -12,7 +12,7 @@ export default defineConfig({
   test: {
     environment: "node",
     include: ["**/*.test.ts"],
-    exclude: ["node_modules/**", ".next/**", "e2e/**", "bench/**", ".data/**", "test/faults/**"],
+    exclude: ["node_modules/**", ".next*/**", "e2e/**", "bench/**", ".data/**", "test/faults/**"],
     globalSetup: ["test/support/global-setup.ts"],
     setupFiles: ["test/support/setup.ts"],
     // A file's database is created when it first asks for one, inside whichever hook or test that is (PGlite from
