@@ -16,13 +16,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
+import v8 from "node:v8";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { readFileSync } from "node:fs";
-import { loadAverage, startScriptNodeFlags, treeCpuMs, treeRss } from "./server-support";
+import { loadAverage, ownRss, peakRssSampler, startScriptNodeFlags, treeCpuMs } from "./server-support";
 
-/** The server process's own RSS (tsx's esbuild helper process, which `next start` has not, left out). */
-const ownRss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
 
 const { values: args } = parseArgs({
   options: {
@@ -68,13 +66,17 @@ async function server() {
   startEmbeddedExecutor({ getDb, concurrency: 4, sweepIntervalMs: 3_600_000 });
   const served = await serveRoutes(routes, PORT);
   const setup = { url: served.url, token: await signAccessToken(accountId), big: await benchWorkflow(accountId, graph(big)), tiny: await benchWorkflow(accountId, graph(tiny, false)) };
+  const { startProfile } = await import("./bench-support");
+  const stopProfile = await startProfile();
+  process.on("SIGUSR2", () => void stopProfile().then(() => process.stdout.write("PROFILED\n")));
   process.stdout.write(`READY ${JSON.stringify(setup)}\n`);
   // What the server's memory is made of, every 5 s on stderr (V8's heap; external and array buffers hold PGlite's
   // WASM memory), so an RSS over the target says where it went.
   const mb = (b: number) => Math.round(b / 2 ** 20);
   setInterval(() => {
     const m = process.memoryUsage();
-    process.stderr.write(`  server memory: rss ${mb(m.rss)} MB, heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MB, external ${mb(m.external)} MB, array buffers ${mb(m.arrayBuffers)} MB\n`);
+    const spaces = v8.getHeapSpaceStatistics().map((s) => `${s.space_name.replace("_space", "")}:${mb(s.space_size)}`).join(" ");
+    process.stderr.write(`  server memory: rss ${mb(m.rss)} MB, heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MB [${spaces}], external ${mb(m.external)} MB, array buffers ${mb(m.arrayBuffers)} MB\n`);
   }, 5000).unref();
   setInterval(() => {}, 1 << 30);
 }
@@ -165,7 +167,7 @@ async function main() {
   const dataDir = mkdtempSync(path.join(process.env.BENCH_TMP ?? os.tmpdir(), "flowmail-ai-memory-"));
   const child: ChildProcess = spawn(
     process.execPath,
-    [...startScriptNodeFlags(), "--conditions=react-server", "--import", "tsx", "bench/ai-memory.ts", "--server", "--items", String(ITEMS), "--port", String(PORT)],
+    [...startScriptNodeFlags(), ...(process.env.SERVER_NODE_FLAGS ? process.env.SERVER_NODE_FLAGS.split(" ") : []), "--conditions=react-server", "--import", "tsx", "bench/ai-memory.ts", "--server", "--items", String(ITEMS), "--port", String(PORT)],
     { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "error", BENCH_AI_URL: ai.url, NODE_ENV: "production", RUN_RATE_LIMIT_PER_MINUTE: "100000000", RESEND_API_KEY: "re_bench", ALLOW_PRIVATE_NETWORK_TARGETS: "true", RESEND_BASE_URL: "http://127.0.0.1:9", AUTH_SECRET: process.env.AUTH_SECRET ?? "bench-secret-bench-secret-bench-secret-0123" }, stdio: ["ignore", "pipe", "inherit"] },
   );
   let ok = false;
@@ -181,13 +183,9 @@ async function main() {
       child.on("exit", (code) => reject(new Error(`the server exited with ${code}`)));
     });
     const cpuBefore = treeCpuMs(child.pid!);
+    // The server process's own RSS: tsx's esbuild helper process, which `next start` has not, is left out.
     const rssBefore = ownRss(child.pid!);
-    let peakRss = rssBefore;
-    let peakTree = treeRss(child.pid!);
-    const sampler = setInterval(() => {
-      peakRss = Math.max(peakRss, ownRss(child.pid!));
-      peakTree = Math.max(peakTree, treeRss(child.pid!));
-    }, 100);
+    const sampler = peakRssSampler(child.pid!);
     const loadBefore = loadAverage();
     const report = await new Promise<Report>((resolve, reject) => {
       const poller = spawn(process.execPath, ["-e", POLLER, setup.url, setup.token, setup.big, setup.tiny], { stdio: ["ignore", "pipe", "inherit"] });
@@ -196,7 +194,7 @@ async function main() {
       poller.stdout.on("data", (c: string) => (out += c));
       poller.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as Report) : reject(new Error(`the poller exited with ${code}`))));
     });
-    clearInterval(sampler);
+    const { own: peakRss, tree: peakTree } = sampler.stop();
     const cpuSeconds = (treeCpuMs(child.pid!) - cpuBefore) / 1000;
     const runSeconds = report.run.startedAt && report.run.completedAt ? (Date.parse(report.run.completedAt) - Date.parse(report.run.startedAt)) / 1000 : NaN;
     const mb = (b: number) => `${Math.round(b / 2 ** 20)} MB`;
@@ -215,6 +213,10 @@ async function main() {
     console.log(`  load average (1/5/15 min): before ${loadBefore}, after ${loadAverage()}, on ${os.cpus().length} cores`);
     ok = met;
   } finally {
+    if (process.env.BENCH_HEAP_PROFILE || process.env.BENCH_CPU_PROFILE) {
+      child.kill("SIGUSR2");
+      await new Promise((resolve) => { child.stdout!.on("data", (c: string) => c.includes("PROFILED") && resolve(undefined)); setTimeout(resolve, 60_000); });
+    }
     child.kill("SIGKILL");
     await ai.close();
     rmSync(dataDir, { recursive: true, force: true });
