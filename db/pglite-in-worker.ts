@@ -40,7 +40,7 @@ const WORKER_SEMI_SPACE_MB = { min: 1, max: 8 };
  * the process's again. With the process's, the database thread's young generation filled to 128 MB of resident memory
  * during an AI node (the garbage of each statement's messages), for no gain: its statements run one at a time.
  */
-function startWithSmallYoungGeneration(start: () => Worker): Worker {
+export function startWithSmallYoungGeneration(start: () => Worker): Worker {
   // "0" is V8's "not set" (its own default applies).
   const flag = (name: string) => process.execArgv.find((a) => new RegExp(`^--${name.replaceAll("-", "[-_]")}=`).test(a))?.split("=")[1] ?? "0";
   const restore = () => {
