@@ -4,12 +4,23 @@
  * real HTTP; a TRIGGER → DATA_SOURCE (ITEMS rows) → AI (forEach, one call per row) run against the OpenAI-compatible
  * fake (in this orchestrating process, so its work is not the server's); a poller in a child process of its own that
  * every 100 ms (each endpoint on its own clock) sends `POST /api/workflows/:tiny/run`, `GET /api/workflows/runs/:big`
- * and `GET /api/health` until the big run ends. Prints the server's peak RSS (process tree, sampled every 100 ms;
- * target < 600 MB) and p50/p99/max per endpoint (target: max ≤ 250 ms, p99 ≤ 100 ms), beside the load average.
+ * and `GET /api/health` until the big run ends. Prints the server's peak RSS (sampled every 100 ms as freeze.ts samples
+ * its server, peakRssSampler; target < 600 MB: the server process itself, since tsx's esbuild helper process, which
+ * `next start` has not, is its child; the whole tree beside it) and p50/p99/max per endpoint (target: max ≤ 250 ms,
+ * p99 ≤ 100 ms), beside the load average. Every 5 s the server prints what its memory is made of: V8's heap by space
+ * (new: the young generation, which `npm start`'s semi-space flags let grow to 128 MB; old) and external memory.
  *
  * The server is not `next start` of a build (building is not done for a benchmark here): the same route handlers
  * called the way test/support/route-server.ts calls them, with the Node flags of `npm start`. Next's own request
- * handling adds a little CPU per request, no memory that grows with the run.
+ * handling adds a little CPU per request, no memory that grows with the run. tsx costs the server memory that a build
+ * does not (a transpiled copy and a source map of each module in the heap: ~15 MB of a heap snapshot's strings), so the
+ * harness errs against the target, not for it.
+ *
+ * Diagnostics: SERVER_NODE_FLAGS (space-separated) go to the server's Node (e.g. `--heapsnapshot-signal=SIGUSR2
+ * --diagnostic-dir=/tmp/x`); BENCH_HEAP_PROFILE or BENCH_CPU_PROFILE (a file) profile the server from READY to the
+ * run's end (bench-support's startProfile: allocations by call site, collected ones included); BENCH_LIVE_HEAP_PROFILE
+ * (a file) records what occupies the heap instead, written when the old generation first holds BENCH_LIVE_HEAP_AT_MB,
+ * else at the run's end.
  *
  *   npx tsx --conditions=react-server bench/ai-memory.ts [--items 100000] [--port 3710]
  */
@@ -67,8 +78,23 @@ async function server() {
   const served = await serveRoutes(routes, PORT);
   const setup = { url: served.url, token: await signAccessToken(accountId), big: await benchWorkflow(accountId, graph(big)), tiny: await benchWorkflow(accountId, graph(tiny, false)) };
   const { startProfile } = await import("./bench-support");
-  const stopProfile = await startProfile();
-  process.on("SIGUSR2", () => void stopProfile().then(() => process.stdout.write("PROFILED\n")));
+  const stopProfile = process.env.BENCH_LIVE_HEAP_PROFILE ? await liveHeapProfile(process.env.BENCH_LIVE_HEAP_PROFILE) : await startProfile();
+  let profiled = false;
+  const writeProfile = () => {
+    if (profiled) return process.stdout.write("PROFILED\n");
+    profiled = true;
+    void stopProfile().then(() => process.stdout.write("PROFILED\n"));
+  };
+  process.on("SIGUSR2", writeProfile);
+  // The live profile is written when the old generation first reaches BENCH_LIVE_HEAP_AT_MB (the top of its sawtooth).
+  const liveAt = Number(process.env.BENCH_LIVE_HEAP_AT_MB ?? 0) * 2 ** 20;
+  if (process.env.BENCH_LIVE_HEAP_PROFILE && liveAt > 0) {
+    const timer = setInterval(() => {
+      if ((v8.getHeapSpaceStatistics().find((s) => s.space_name === "old_space")?.space_used_size ?? 0) < liveAt) return;
+      clearInterval(timer);
+      writeProfile();
+    }, 250);
+  }
   process.stdout.write(`READY ${JSON.stringify(setup)}\n`);
   // What the server's memory is made of, every 5 s on stderr (V8's heap; external and array buffers hold PGlite's
   // WASM memory), so an RSS over the target says where it went.
@@ -79,6 +105,24 @@ async function server() {
     process.stderr.write(`  server memory: rss ${mb(m.rss)} MB, heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MB [${spaces}], external ${mb(m.external)} MB, array buffers ${mb(m.arrayBuffers)} MB\n`);
   }, 5000).unref();
   setInterval(() => {}, 1 << 30);
+}
+
+/**
+ * What occupies the heap when the profile stops, by allocation site: V8's sampling heap profiler without the objects
+ * collected meanwhile, so old-generation garbage that no full collection has taken yet is in it (what RSS pays for).
+ */
+async function liveHeapProfile(file: string): Promise<() => Promise<void>> {
+  const { Session } = await import("node:inspector/promises");
+  const { writeFileSync } = await import("node:fs");
+  const session = new Session();
+  session.connect();
+  await session.post("HeapProfiler.enable");
+  await session.post("HeapProfiler.startSampling", { samplingInterval: 8192 });
+  return async () => {
+    const { profile } = await session.post("HeapProfiler.stopSampling");
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 /** The poller (plain node:http with keep-alive, in its own process), as bench/freeze.ts's. */
@@ -213,7 +257,7 @@ async function main() {
     console.log(`  load average (1/5/15 min): before ${loadBefore}, after ${loadAverage()}, on ${os.cpus().length} cores`);
     ok = met;
   } finally {
-    if (process.env.BENCH_HEAP_PROFILE || process.env.BENCH_CPU_PROFILE) {
+    if (process.env.BENCH_HEAP_PROFILE || process.env.BENCH_CPU_PROFILE || process.env.BENCH_LIVE_HEAP_PROFILE) {
       child.kill("SIGUSR2");
       await new Promise((resolve) => { child.stdout!.on("data", (c: string) => c.includes("PROFILED") && resolve(undefined)); setTimeout(resolve, 60_000); });
     }
