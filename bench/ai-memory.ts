@@ -20,7 +20,7 @@
  * --diagnostic-dir=/tmp/x`); BENCH_HEAP_PROFILE or BENCH_CPU_PROFILE (a file) profile the server from READY to the
  * run's end (bench-support's startProfile: allocations by call site, collected ones included); BENCH_LIVE_HEAP_PROFILE
  * (a file) records what occupies the heap instead, written when the old generation first holds BENCH_LIVE_HEAP_AT_MB,
- * else at the run's end.
+ * else at the run's end. The poller's access token is renewed every BENCH_TOKEN_EVERY_MS (5 minutes; a token lasts 15).
  *
  *   npx tsx --conditions=react-server bench/ai-memory.ts [--items 100000] [--port 3710]
  */
@@ -96,6 +96,8 @@ async function server() {
     }, 250);
   }
   process.stdout.write(`READY ${JSON.stringify(setup)}\n`);
+  // An access token lasts 15 minutes and a big node under load runs longer: a fresh one every 5 minutes, for the poller.
+  setInterval(() => void signAccessToken(accountId).then((token) => process.stdout.write(`TOKEN ${token}\n`)), Number(process.env.BENCH_TOKEN_EVERY_MS ?? 5 * 60_000)).unref();
   // What the server's memory is made of, every 5 s on stderr (V8's heap; external and array buffers hold PGlite's
   // WASM memory), so an RSS over the target says where it went.
   const mb = (b: number) => Math.round(b / 2 ** 20);
@@ -128,7 +130,18 @@ async function liveHeapProfile(file: string): Promise<() => Promise<void>> {
 /** The poller (plain node:http with keep-alive, in its own process), as bench/freeze.ts's. */
 const POLLER = `
 const http = require("node:http");
-const [base, token, bigWorkflow, tinyWorkflow] = process.argv.slice(1);
+const [base, firstToken, bigWorkflow, tinyWorkflow] = process.argv.slice(1);
+let token = firstToken;
+// Fresh access tokens arrive on stdin, a line each (the first one expires after 15 minutes).
+let input = "";
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (c) => {
+  input += c;
+  const lines = input.split("\\n");
+  input = lines.pop();
+  for (const line of lines) if (line) token = line;
+});
+process.stdin.unref();
 const url = new URL(base);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 function request(method, path) {
@@ -232,7 +245,11 @@ async function main() {
     const sampler = peakRssSampler(child.pid!);
     const loadBefore = loadAverage();
     const report = await new Promise<Report>((resolve, reject) => {
-      const poller = spawn(process.execPath, ["-e", POLLER, setup.url, setup.token, setup.big, setup.tiny], { stdio: ["ignore", "pipe", "inherit"] });
+      const poller = spawn(process.execPath, ["-e", POLLER, setup.url, setup.token, setup.big, setup.tiny], { stdio: ["pipe", "pipe", "inherit"] });
+      poller.stdin.on("error", () => {}); // a token written after the poller ended
+      child.stdout!.on("data", (c: string) => {
+        for (const m of c.matchAll(/^TOKEN (\S+)$/gm)) poller.stdin.write(`${m[1]}\n`);
+      });
       let out = "";
       poller.stdout.setEncoding("utf8");
       poller.stdout.on("data", (c: string) => (out += c));
