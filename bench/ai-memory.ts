@@ -4,25 +4,34 @@
  * real HTTP; a TRIGGER → DATA_SOURCE (ITEMS rows) → AI (forEach, one call per row) run against the OpenAI-compatible
  * fake (in this orchestrating process, so its work is not the server's); a poller in a child process of its own that
  * every 100 ms (each endpoint on its own clock) sends `POST /api/workflows/:tiny/run`, `GET /api/workflows/runs/:big`
- * and `GET /api/health` until the big run ends. Prints the server's peak RSS (process tree, sampled every 100 ms;
- * target < 600 MB) and p50/p99/max per endpoint (target: max ≤ 250 ms, p99 ≤ 100 ms), beside the load average.
+ * and `GET /api/health` until the big run ends. Prints the server's peak RSS (sampled every 100 ms as freeze.ts samples
+ * its server, peakRssSampler; target < 600 MB: the server process itself, since tsx's esbuild helper process, which
+ * `next start` has not, is its child; the whole tree beside it) and p50/p99/max per endpoint (target: max ≤ 250 ms,
+ * p99 ≤ 100 ms), beside the load average. Every 5 s the server prints what its memory is made of: V8's heap by space
+ * (new: the young generation, which `npm start`'s semi-space flags let grow to 128 MB; old) and external memory.
  *
  * The server is not `next start` of a build (building is not done for a benchmark here): the same route handlers
  * called the way test/support/route-server.ts calls them, with the Node flags of `npm start`. Next's own request
- * handling adds a little CPU per request, no memory that grows with the run.
+ * handling adds a little CPU per request, no memory that grows with the run. tsx costs the server memory that a build
+ * does not (a transpiled copy and a source map of each module in the heap: ~15 MB of a heap snapshot's strings), so the
+ * harness errs against the target, not for it.
+ *
+ * Diagnostics: SERVER_NODE_FLAGS (space-separated) go to the server's Node (e.g. `--heapsnapshot-signal=SIGUSR2
+ * --diagnostic-dir=/tmp/x`); BENCH_HEAP_PROFILE or BENCH_CPU_PROFILE (a file) profile the server from READY to the
+ * run's end (bench-support's startProfile: allocations by call site, collected ones included); BENCH_LIVE_HEAP_PROFILE
+ * (a file) records what occupies the heap instead, written when the old generation first holds BENCH_LIVE_HEAP_AT_MB,
+ * else at the run's end. The poller's access token is renewed every BENCH_TOKEN_EVERY_MS (5 minutes; a token lasts 15).
  *
  *   npx tsx --conditions=react-server bench/ai-memory.ts [--items 100000] [--port 3710]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
+import v8 from "node:v8";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { readFileSync } from "node:fs";
-import { loadAverage, startScriptNodeFlags, treeCpuMs, treeRss } from "./server-support";
+import { loadAverage, ownRss, peakRssSampler, startScriptNodeFlags, treeCpuMs } from "./server-support";
 
-/** The server process's own RSS (tsx's esbuild helper process, which `next start` has not, left out). */
-const ownRss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
 
 const { values: args } = parseArgs({
   options: {
@@ -61,21 +70,71 @@ async function server() {
   startEmbeddedExecutor({ getDb, concurrency: 4, sweepIntervalMs: 3_600_000 });
   const served = await serveRoutes(routes, PORT);
   const setup = { url: served.url, token: await signAccessToken(accountId), big: await benchWorkflow(accountId, graph(big)), tiny: await benchWorkflow(accountId, graph(tiny, false)) };
+  const { startProfile } = await import("./bench-support");
+  const stopProfile = process.env.BENCH_LIVE_HEAP_PROFILE ? await liveHeapProfile(process.env.BENCH_LIVE_HEAP_PROFILE) : await startProfile();
+  let profiled = false;
+  const writeProfile = () => {
+    if (profiled) return process.stdout.write("PROFILED\n");
+    profiled = true;
+    void stopProfile().then(() => process.stdout.write("PROFILED\n"));
+  };
+  process.on("SIGUSR2", writeProfile);
+  // The live profile is written when the old generation first reaches BENCH_LIVE_HEAP_AT_MB (the top of its sawtooth).
+  const liveAt = Number(process.env.BENCH_LIVE_HEAP_AT_MB ?? 0) * 2 ** 20;
+  if (process.env.BENCH_LIVE_HEAP_PROFILE && liveAt > 0) {
+    const timer = setInterval(() => {
+      if ((v8.getHeapSpaceStatistics().find((s) => s.space_name === "old_space")?.space_used_size ?? 0) < liveAt) return;
+      clearInterval(timer);
+      writeProfile();
+    }, 250);
+  }
   process.stdout.write(`READY ${JSON.stringify(setup)}\n`);
+  // An access token lasts 15 minutes and a big node under load runs longer: a fresh one every 5 minutes, for the poller.
+  setInterval(() => void signAccessToken(accountId).then((token) => process.stdout.write(`TOKEN ${token}\n`)), Number(process.env.BENCH_TOKEN_EVERY_MS ?? 5 * 60_000)).unref();
   // What the server's memory is made of, every 5 s on stderr (V8's heap; external and array buffers hold PGlite's
   // WASM memory), so an RSS over the target says where it went.
   const mb = (b: number) => Math.round(b / 2 ** 20);
   setInterval(() => {
     const m = process.memoryUsage();
-    process.stderr.write(`  server memory: rss ${mb(m.rss)} MB, heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MB, external ${mb(m.external)} MB, array buffers ${mb(m.arrayBuffers)} MB\n`);
+    const spaces = v8.getHeapSpaceStatistics().map((s) => `${s.space_name.replace("_space", "")}:${mb(s.space_size)}`).join(" ");
+    process.stderr.write(`  server memory: rss ${mb(m.rss)} MB, heap ${mb(m.heapUsed)}/${mb(m.heapTotal)} MB [${spaces}], external ${mb(m.external)} MB, array buffers ${mb(m.arrayBuffers)} MB\n`);
   }, 5000).unref();
   setInterval(() => {}, 1 << 30);
+}
+
+/**
+ * What occupies the heap when the profile stops, by allocation site: V8's sampling heap profiler without the objects
+ * collected meanwhile, so old-generation garbage that no full collection has taken yet is in it (what RSS pays for).
+ */
+async function liveHeapProfile(file: string): Promise<() => Promise<void>> {
+  const { Session } = await import("node:inspector/promises");
+  const { writeFileSync } = await import("node:fs");
+  const session = new Session();
+  session.connect();
+  await session.post("HeapProfiler.enable");
+  await session.post("HeapProfiler.startSampling", { samplingInterval: 8192 });
+  return async () => {
+    const { profile } = await session.post("HeapProfiler.stopSampling");
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 /** The poller (plain node:http with keep-alive, in its own process), as bench/freeze.ts's. */
 const POLLER = `
 const http = require("node:http");
-const [base, token, bigWorkflow, tinyWorkflow] = process.argv.slice(1);
+const [base, firstToken, bigWorkflow, tinyWorkflow] = process.argv.slice(1);
+let token = firstToken;
+// Fresh access tokens arrive on stdin, a line each (the first one expires after 15 minutes).
+let input = "";
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (c) => {
+  input += c;
+  const lines = input.split("\\n");
+  input = lines.pop();
+  for (const line of lines) if (line) token = line;
+});
+process.stdin.unref();
 const url = new URL(base);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 function request(method, path) {
@@ -158,7 +217,7 @@ async function main() {
   const dataDir = mkdtempSync(path.join(process.env.BENCH_TMP ?? os.tmpdir(), "flowmail-ai-memory-"));
   const child: ChildProcess = spawn(
     process.execPath,
-    [...startScriptNodeFlags(), "--conditions=react-server", "--import", "tsx", "bench/ai-memory.ts", "--server", "--items", String(ITEMS), "--port", String(PORT)],
+    [...startScriptNodeFlags(), ...(process.env.SERVER_NODE_FLAGS ? process.env.SERVER_NODE_FLAGS.split(" ") : []), "--conditions=react-server", "--import", "tsx", "bench/ai-memory.ts", "--server", "--items", String(ITEMS), "--port", String(PORT)],
     { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "error", BENCH_AI_URL: ai.url, NODE_ENV: "production", RUN_RATE_LIMIT_PER_MINUTE: "100000000", RESEND_API_KEY: "re_bench", ALLOW_PRIVATE_NETWORK_TARGETS: "true", RESEND_BASE_URL: "http://127.0.0.1:9", AUTH_SECRET: process.env.AUTH_SECRET ?? "bench-secret-bench-secret-bench-secret-0123" }, stdio: ["ignore", "pipe", "inherit"] },
   );
   let ok = false;
@@ -174,22 +233,22 @@ async function main() {
       child.on("exit", (code) => reject(new Error(`the server exited with ${code}`)));
     });
     const cpuBefore = treeCpuMs(child.pid!);
+    // The server process's own RSS: tsx's esbuild helper process, which `next start` has not, is left out.
     const rssBefore = ownRss(child.pid!);
-    let peakRss = rssBefore;
-    let peakTree = treeRss(child.pid!);
-    const sampler = setInterval(() => {
-      peakRss = Math.max(peakRss, ownRss(child.pid!));
-      peakTree = Math.max(peakTree, treeRss(child.pid!));
-    }, 100);
+    const sampler = peakRssSampler(child.pid!);
     const loadBefore = loadAverage();
     const report = await new Promise<Report>((resolve, reject) => {
-      const poller = spawn(process.execPath, ["-e", POLLER, setup.url, setup.token, setup.big, setup.tiny], { stdio: ["ignore", "pipe", "inherit"] });
+      const poller = spawn(process.execPath, ["-e", POLLER, setup.url, setup.token, setup.big, setup.tiny], { stdio: ["pipe", "pipe", "inherit"] });
+      poller.stdin.on("error", () => {}); // a token written after the poller ended
+      child.stdout!.on("data", (c: string) => {
+        for (const m of c.matchAll(/^TOKEN (\S+)$/gm)) poller.stdin.write(`${m[1]}\n`);
+      });
       let out = "";
       poller.stdout.setEncoding("utf8");
       poller.stdout.on("data", (c: string) => (out += c));
       poller.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as Report) : reject(new Error(`the poller exited with ${code}`))));
     });
-    clearInterval(sampler);
+    const { own: peakRss, tree: peakTree } = sampler.stop();
     const cpuSeconds = (treeCpuMs(child.pid!) - cpuBefore) / 1000;
     const runSeconds = report.run.startedAt && report.run.completedAt ? (Date.parse(report.run.completedAt) - Date.parse(report.run.startedAt)) / 1000 : NaN;
     const mb = (b: number) => `${Math.round(b / 2 ** 20)} MB`;
@@ -208,6 +267,10 @@ async function main() {
     console.log(`  load average (1/5/15 min): before ${loadBefore}, after ${loadAverage()}, on ${os.cpus().length} cores`);
     ok = met;
   } finally {
+    if (process.env.BENCH_HEAP_PROFILE || process.env.BENCH_CPU_PROFILE || process.env.BENCH_LIVE_HEAP_PROFILE) {
+      child.kill("SIGUSR2");
+      await new Promise((resolve) => { child.stdout!.on("data", (c: string) => c.includes("PROFILED") && resolve(undefined)); setTimeout(resolve, 60_000); });
+    }
     child.kill("SIGKILL");
     await ai.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -22,7 +22,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { startFakeResend, type FakeResend } from "@/test/support/fake-resend";
 import { benchDb, benchEnv, benchExit } from "./bench-support";
-import { api, loadAverage, registerThroughApi, startServer, stopServer, treeCpuMs, treeRss, uploadCsv } from "./server-support";
+import { api, loadAverage, peakRssSampler, registerThroughApi, startServer, stopServer, treeCpuMs, uploadCsv } from "./server-support";
 
 const { values: args } = parseArgs({
   options: { rows: { type: "string", default: process.env.BENCH_ROWS ?? "100000" }, port: { type: "string", default: "3700" }, interval: { type: "string", default: "100" } },
@@ -171,13 +171,12 @@ async function main() {
   try {
     const { token, bigWorkflow, tinyWorkflow } = await setUp(resend);
     const cpuBefore = treeCpuMs(server.pid!);
-    let peakRss = treeRss(server.pid!);
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, treeRss(server.pid!))), 100);
+    const sampler = peakRssSampler(server.pid!);
     const loadBefore = loadAverage();
     const wall = performance.now();
     const report = await poll(token, bigWorkflow, tinyWorkflow);
     const wallSeconds = (performance.now() - wall) / 1000;
-    clearInterval(sampler);
+    const peakRss = sampler.stop().tree;
     const cpuSeconds = (treeCpuMs(server.pid!) - cpuBefore) / 1000;
     const runSeconds = report.run.startedAt && report.run.completedAt ? (Date.parse(report.run.completedAt) - Date.parse(report.run.startedAt)) / 1000 : NaN;
     const f = (ms: number) => `${Math.round(ms)}ms`;

@@ -124,6 +124,35 @@ export function treeRss(pid: number): number {
   return total;
 }
 
+/** Resident memory of one process alone (a helper it started, such as tsx's esbuild service, left out), in bytes. */
+export function ownRss(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+  } catch {
+    return 0; // the process ended
+  }
+}
+
+/**
+ * The server's peak RSS while a benchmark runs, sampled every `everyMs` from now until `stop()`: of its process tree
+ * (`tree`, what the freeze benchmark's target is about) and of the server process alone (`own`).
+ */
+export function peakRssSampler(pid: number, everyMs = 100) {
+  const peak = { tree: treeRss(pid), own: ownRss(pid) };
+  const sample = () => {
+    peak.tree = Math.max(peak.tree, treeRss(pid));
+    peak.own = Math.max(peak.own, ownRss(pid));
+  };
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return { ...peak };
+    },
+  };
+}
+
 /**
  * The Node flags `npm start` gives the server (package.json's start script: `node <flags> node_modules/next/dist/bin/next
  * start`), so a benchmark's server runs as a production one does. Since 2026-11-27 that is a larger young generation

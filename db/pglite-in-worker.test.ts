@@ -117,3 +117,38 @@ describe("PGlite in a worker thread", () => {
     expect(after.n).toBe(1);
   });
 });
+
+// npm start's semi-space flags (64 MB) are the process's: the database thread starts with small ones, and threads
+// started after it get the process's again.
+describe("the database thread's young generation", () => {
+  it("is small under npm start's flags, and a thread started later has the process's", async () => {
+    const { spawnSync } = await import("node:child_process");
+    const path = await import("node:path");
+    const source = path.join(process.cwd(), "db", "pglite-in-worker.ts");
+    // Each thread allocates short-lived objects until its young generation has grown, then answers its size in MB.
+    const script = `
+      const { Worker } = require("node:worker_threads");
+      const churn = \`
+        const v8 = require("node:v8");
+        let keep = [];
+        for (let i = 0; i < 4e6; i++) { keep.push({ i, s: "x" + i }); if (keep.length > 300000) keep = []; }
+        const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
+        require("node:worker_threads").parentPort.postMessage(Math.round(space.space_size / 2 ** 20));\`;
+      const size = (worker) => new Promise((resolve) => worker.once("message", (mb) => { resolve(mb); void worker.terminate(); }));
+      (async () => {
+        const loaded = await import(${JSON.stringify(source)});
+        const { startWithSmallYoungGeneration } = loaded.startWithSmallYoungGeneration ? loaded : loaded.default;
+        const small = await size(startWithSmallYoungGeneration(() => new Worker(churn, { eval: true })));
+        const later = await size(new Worker(churn, { eval: true }));
+        process.stdout.write(JSON.stringify({ small, later }));
+      })();`;
+    const child = spawnSync(process.execPath, ["--min-semi-space-size=16", "--max-semi-space-size=64", "--conditions=react-server", "--import", "tsx", "-e", script], {
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    expect(child.stderr).toBe("");
+    const { small, later } = JSON.parse(child.stdout) as { small: number; later: number };
+    expect(small).toBeLessThanOrEqual(16); // two semi-spaces of at most 8 MB
+    expect(later).toBeGreaterThanOrEqual(32); // two of at least the process's 16 MB
+  }, 120_000);
+});

@@ -1,5 +1,6 @@
 import "server-only";
 import path from "node:path";
+import v8 from "node:v8";
 import { Worker } from "node:worker_threads";
 
 /**
@@ -29,12 +30,43 @@ function toError(plain: NonNullable<Reply["error"]>): Error {
   return error;
 }
 
+/** The database thread's semi-spaces, in MB (V8's young generation is two of them). */
+const WORKER_SEMI_SPACE_MB = { min: 1, max: 8 };
+
+/**
+ * Starts a thread whose V8 heap has a small young generation. The semi-space flags are the process's (`npm start`
+ * gives `--max-semi-space-size=64` for the main thread's requests; Worker's resourceLimits do not override them), and
+ * a thread's heap reads them once, when the thread starts: they are the small ones until the thread is online, then
+ * the process's again. With the process's, the database thread's young generation filled to 128 MB of resident memory
+ * during an AI node (the garbage of each statement's messages), for no gain: its statements run one at a time.
+ */
+export function startWithSmallYoungGeneration(start: () => Worker): Worker {
+  // "0" is V8's "not set" (its own default applies).
+  const flag = (name: string) => process.execArgv.find((a) => new RegExp(`^--${name.replaceAll("-", "[-_]")}=`).test(a))?.split("=")[1] ?? "0";
+  const restore = () => {
+    v8.setFlagsFromString(`--min-semi-space-size=${flag("min-semi-space-size")}`);
+    v8.setFlagsFromString(`--max-semi-space-size=${flag("max-semi-space-size")}`);
+  };
+  v8.setFlagsFromString(`--min-semi-space-size=${WORKER_SEMI_SPACE_MB.min}`);
+  v8.setFlagsFromString(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB.max}`);
+  let worker: Worker;
+  try {
+    worker = start();
+  } catch (error) {
+    restore();
+    throw error;
+  }
+  worker.once("online", restore);
+  worker.once("exit", restore);
+  return worker;
+}
+
 /**
  * The worker's client (statements on the requests' lane) and `background`: the same database, same transactions and
  * visibility, whose statements the worker takes only when no request's statement is waiting (db/pglite-worker.mjs).
  */
 export function openPgliteInWorker(dataDir: string | undefined): WorkerPglite & { background: WorkerPglite } {
-  const worker = new Worker(path.join(process.cwd(), "db", "pglite-worker.mjs"), { workerData: { dataDir } });
+  const worker = startWithSmallYoungGeneration(() => new Worker(path.join(process.cwd(), "db", "pglite-worker.mjs"), { workerData: { dataDir } }));
   const pending = new Map<string, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let next = 0;
   let failure: Error | undefined;

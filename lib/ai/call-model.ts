@@ -1,5 +1,5 @@
 import "server-only";
-import { APICallError, generateText, NoObjectGeneratedError, Output, RetryError } from "ai";
+import { APICallError, generateText, NoObjectGeneratedError, Output, RetryError, type LanguageModel } from "ai";
 import { sanitizeProviderMessage } from "@/lib/net/provider-message";
 import { aiCallPolicy } from "./generate";
 import { languageModel } from "./model";
@@ -48,11 +48,11 @@ export async function callModel(call: ModelCall): Promise<ModelAnswer | ModelFai
   const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
   try {
     const result = await generateText({
-      model: languageModel(call.settings, call.modelId),
+      model: modelFor(call.settings, call.modelId),
       system: call.system,
       prompt: call.prompt,
       temperature: call.temperature,
-      output: Output.object({ schema: outputSchema(call.outputs) }),
+      output: outputFor(call.outputs),
       maxRetries: 0,
       abortSignal: signal,
       // Declared `array`/`object` outputs have open element types, which OpenAI's strict mode refuses.
@@ -68,6 +68,28 @@ export async function callModel(call: ModelCall): Promise<ModelAnswer | ModelFai
     if (call.signal?.aborted) return { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} };
     return classify(error, timeoutMs);
   }
+}
+
+/**
+ * An AI node makes thousands of calls with one account's settings and one node's declared outputs: the SDK's provider
+ * and model, and the output (its zod schema and the JSON schema made from it), are built once for those objects, not
+ * once per call. Keyed by the objects themselves, so they go with them.
+ */
+const models = new WeakMap<AiSettings, Map<string, LanguageModel>>();
+const outputs = new WeakMap<DeclaredOutput[], ReturnType<typeof Output.object>>();
+
+function modelFor(settings: AiSettings, modelId: string): LanguageModel {
+  let byId = models.get(settings);
+  if (!byId) models.set(settings, (byId = new Map()));
+  let model = byId.get(modelId);
+  if (!model) byId.set(modelId, (model = languageModel(settings, modelId)));
+  return model;
+}
+
+function outputFor(declared: DeclaredOutput[]) {
+  let output = outputs.get(declared);
+  if (!output) outputs.set(declared, (output = Output.object({ schema: outputSchema(declared) })));
+  return output;
 }
 
 function classify(error: unknown, timeoutMs: number): ModelFailure {

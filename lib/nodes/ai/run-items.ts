@@ -81,8 +81,10 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
     const lane = async () => {
       while (next < pending.length && !halted()) {
         const index = pending[next++];
-        const outcome = await askItem(rt, prep, node, index, ctx, { deadline, signal: controller.signal, halted });
-        const error = await settle(rt, node, prep, index, outcome, ctx.budgetMinutes);
+        // Rendered once: the call asks it, the settle keys the answer by its hash.
+        const request = prep.render(index);
+        const outcome = await askItem(rt, prep, node, request, ctx, { deadline, signal: controller.signal, halted });
+        const error = await settle(rt, node, prep, index, request.hash, outcome, ctx.budgetMinutes);
         if (error && !failure) {
           failure = error;
           nodeFailed.set(rt, true);
@@ -115,12 +117,11 @@ async function askItem(
   rt: NodeRuntime,
   prep: Prepared,
   node: NodeOf<"AI">,
-  index: number,
+  { prompt, system }: { prompt: string; system?: string },
   ctx: BatchContext,
   opts: { deadline: number; signal: AbortSignal; halted: () => boolean },
 ): Promise<Outcome> {
   const data = aiData(node);
-  const { prompt, system } = prep.render(index);
   const estimate = approxCallTokens(system, prompt, data.output);
   const limiter = rt.ports.aiLimiter;
   const aborted = { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} } as const;
@@ -181,9 +182,8 @@ async function sleep(ms: number, opts: { signal: AbortSignal; halted: () => bool
 }
 
 /** Records the outcome; answers the NodeError that must fail the node, if any. */
-async function settle(rt: NodeRuntime, node: NodeOf<"AI">, prep: Prepared, index: number, outcome: Outcome, budgetMinutes: number): Promise<NodeError | undefined> {
+async function settle(rt: NodeRuntime, node: NodeOf<"AI">, prep: Prepared, index: number, hash: string, outcome: Outcome, budgetMinutes: number): Promise<NodeError | undefined> {
   const key = answerKey(node, rt);
-  const { hash } = prep.render(index);
   // The settle's statement also moves the node's progress on (a list node shows `progress: { done, total }`).
   const progressRunId = prep.list ? rt.runId : undefined;
   if (outcome.ok) {
