@@ -9,7 +9,8 @@ export default defineConfig({
     ...base.test,
     include: ["test/faults/**/*.test.ts"],
     exclude: ["node_modules/**"],
-    testTimeout: 240_000,
+    // Generous: these tests wait on kills, restarts and provider timers, and share the machine with the build in CI.
+    testTimeout: 480_000,
     fileParallelism: false,
     // Each fault file in a process of its own: they kill processes and break connections.
     isolate: true,
