@@ -198,10 +198,12 @@ function untilScope(run: RunInfo): ((id: string) => boolean) | undefined {
 }
 
 /**
- * Email batches of a node under way at once: a sliding window, so a new batch starts as soon as one ends (a lock-step
- * group would wait for its slowest batch, and the provider's pacing slots lost meanwhile are not banked). A batch's
- * round trips (pending read, provider call, mark-sent with its flushed commit) leave a lane mostly waiting, which is why
- * there are several. Cancel and SIGTERM are checked before each batch starts (the check is cached for a moment).
+ * Email batches of a node sent at once, in groups: a group starts once the previous one has ended. A batch's round trips
+ * (pending read, provider call, mark-sent with its flushed commit) leave a lane mostly waiting, which is why there are
+ * several. A sliding window (a batch started as each ends) was tried: no faster through a paced SMTP sender, and the
+ * gaps between groups are what other requests on the same process and embedded database get while a 100,000-row run
+ * sends (docs/decisions/batch-groups.md). Cancel and SIGTERM are checked before each batch starts (the check is cached
+ * for a moment), so none starts once a stop is seen.
  */
 const BATCHES_IN_FLIGHT = 8;
 
@@ -216,7 +218,7 @@ async function runNode(step: Step, deps: EngineDeps, run: Execution, node: Graph
 }
 
 /**
- * The node's batch steps, at most BATCHES_IN_FLIGHT at a time (the ledger keys each email, so concurrent batches never
+ * The node's batch steps, in groups of BATCHES_IN_FLIGHT (the ledger keys each email, so concurrent batches never
  * overlap). Answers how the node ended early (FAILED or STOPPED), or undefined when every batch ran. Once a batch fails,
  * throws or stops, no further batch starts and the ones under way finish first: a resume never sends a batch that an
  * orphaned sibling is still sending.
@@ -249,7 +251,7 @@ async function runBatches(step: Step, deps: EngineDeps, run: Execution, node: Gr
   };
   for (let next = 0; next < batches && !thrown && !failed && !cutShort; ) {
     if (inFlight.size >= BATCHES_IN_FLIGHT) {
-      await Promise.race(inFlight);
+      await Promise.all(inFlight);
       continue;
     }
     stop = await deps.store.stopReason(run.runId);
