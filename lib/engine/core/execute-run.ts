@@ -219,51 +219,36 @@ async function runNode(step: Step, deps: EngineDeps, run: Execution, node: Graph
 
 /**
  * The node's batch steps, in groups of BATCHES_IN_FLIGHT (the ledger keys each email, so concurrent batches never
- * overlap). Answers how the node ended early (FAILED or STOPPED), or undefined when every batch ran. Once a batch fails,
- * throws or stops, no further batch starts and the ones under way finish first: a resume never sends a batch that an
+ * overlap). Answers how the node ended early (FAILED or STOPPED), or undefined when every batch ran. A group's batches
+ * all settle before the node ends: when one throws (a lost database connection), a resume never sends a batch that an
  * orphaned sibling is still sending.
  */
 async function runBatches(step: Step, deps: EngineDeps, run: Execution, node: GraphNode, executor: NodeExecutor, batches: number): Promise<NodeSummary | undefined> {
-  const inFlight = new Set<Promise<void>>();
-  let thrown: { error: unknown } | undefined;
-  let failed: NodeSummary | undefined;
-  let cutShort = false;
-  let stop: StopReason | null = null;
-  const start = (batch: number) => {
-    const settled: Promise<void> = step
-      .run(`node:${node.id}:batch:${batch}`, () =>
-        guard(deps, run, node, async (rt): Promise<NodeSummary> => {
-          const stopped = (await executor.runBatch!(node, rt, batch)) === "stopped";
-          return { status: stopped ? "STOPPED" : "RUNNING" };
-        }),
-      )
-      .then(
-        (summary) => {
-          if (summary.status === "FAILED") failed ??= summary;
-          else if (summary.status === "STOPPED") cutShort = true;
-        },
-        (error: unknown) => {
-          thrown ??= { error };
-        },
-      )
-      .finally(() => inFlight.delete(settled));
-    inFlight.add(settled);
-  };
-  for (let next = 0; next < batches && !thrown && !failed && !cutShort; ) {
-    if (inFlight.size >= BATCHES_IN_FLIGHT) {
-      await Promise.all(inFlight);
-      continue;
+  for (let first = 0; first < batches; first += BATCHES_IN_FLIGHT) {
+    const group: Promise<NodeSummary>[] = [];
+    let stop: StopReason | null = null;
+    for (let batch = first; batch < Math.min(batches, first + BATCHES_IN_FLIGHT); batch++) {
+      stop = await deps.store.stopReason(run.runId);
+      if (stop) break;
+      group.push(
+        step.run(`node:${node.id}:batch:${batch}`, () =>
+          guard(deps, run, node, async (rt): Promise<NodeSummary> => {
+            const stopped = (await executor.runBatch!(node, rt, batch)) === "stopped";
+            return { status: stopped ? "STOPPED" : "RUNNING" };
+          }),
+        ),
+      );
     }
-    stop = await deps.store.stopReason(run.runId);
-    if (stop) break;
-    start(next++);
+    const settled = await Promise.allSettled(group);
+    const rejected = settled.find((s) => s.status === "rejected");
+    if (rejected) throw rejected.reason;
+    const summaries = settled.map((s) => (s as PromiseFulfilledResult<NodeSummary>).value);
+    const failed = summaries.find((s) => s.status === "FAILED");
+    if (failed) return executor.settleFailure ? step.run(`node:${node.id}:failed`, () => settleFailure(deps, run, node, executor, failed.error ?? "failed")) : failed;
+    // A batch cut short while it waited (a cancel during a long Retry-After): stop now, even after the last group.
+    if (summaries.some((s) => s.status === "STOPPED")) return { status: "STOPPED", stop: (await deps.store.stopReason(run.runId, { fresh: true })) ?? "cancel" };
+    if (stop) return { status: "STOPPED", stop };
   }
-  await Promise.all(inFlight);
-  if (thrown) throw thrown.error;
-  if (failed) return executor.settleFailure ? step.run(`node:${node.id}:failed`, () => settleFailure(deps, run, node, executor, failed!.error ?? "failed")) : failed;
-  // A batch cut short while it waited (a cancel during a long Retry-After): stop now, even after the last batch.
-  if (cutShort) return { status: "STOPPED", stop: (await deps.store.stopReason(run.runId, { fresh: true })) ?? "cancel" };
-  if (stop) return { status: "STOPPED", stop };
   return undefined;
 }
 
