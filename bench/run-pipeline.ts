@@ -6,7 +6,7 @@
 import os from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, mb, rssSampler, startProfile } from "./bench-support";
-import { startFakeResendProcess } from "./fake-resend-process";
+import { startFakeResendProcess } from "./fake-provider-process";
 import { postgresCpuMs } from "./server-support";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);

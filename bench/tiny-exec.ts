@@ -10,7 +10,7 @@
  */
 import os from "node:os";
 import { benchAccount, benchDb, benchEnv, benchExit, benchUpload, benchWorkflow, startProfile } from "./bench-support";
-import { startFakeResendProcess } from "./fake-resend-process";
+import { startFakeResendProcess } from "./fake-provider-process";
 import { postgresCpuMs } from "./server-support";
 
 const RUNS = Number(process.argv[2] ?? 2000);

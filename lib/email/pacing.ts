@@ -103,9 +103,15 @@ const knownLimits = new Map<string, number | null>();
 /**
  * Takes `n` consecutive slots of `key` in one statement (a sender paced per email: SMTP, SES): the first starts
  * `waitMs` from now, the next ones every `spacingMs` (the limiter's spacing, the provider's lower limit included).
+ * `margin`: how much wider than 1/rate the slots are (the sender's `pacingMargin`; pacingPolicy's by default).
  */
-export async function takeSlots(db: Db, key: string, ratePerSecond: number, n: number): Promise<{ waitMs: number; spacingMs: number }> {
-  const margin = pacingPolicy.marginFactor;
+export async function takeSlots(
+  db: Db,
+  key: string,
+  ratePerSecond: number,
+  n: number,
+  margin: number = pacingPolicy.marginFactor,
+): Promise<{ waitMs: number; spacingMs: number }> {
   const [row] = await execRows<{ wait_ms: number | string; spacing_ms: number | string }>(
     db,
     sql`insert into email_send_pacing as p (key, next_at, slot_at, updated_at)

@@ -79,6 +79,7 @@ export function createSmtpSender(options: SmtpOptions): EmailSender & { close():
   return {
     name: "smtp",
     perEmail: true,
+    pacingMargin: 1,
     pacingKey: smtpPacingKey(options.host, options.port, options.username),
     send,
     ...oneCallPerEmail(send),

@@ -64,6 +64,12 @@ export interface EmailSender {
    * before its call and paces every email (lib/nodes/output/send-each.ts) instead of sending batches.
    */
   readonly perEmail?: boolean;
+  /**
+   * How much wider than 1/rate its paced calls are spaced: pacingPolicy.marginFactor (5 %) unless set. SMTP sets 1: its
+   * rate is the one the account chose, and SMTP has no per-second window of its own (a server that limits answers
+   * 421/45x, which is waited out); SES's and Resend's are the provider's limit, counted over a second.
+   */
+  readonly pacingMargin?: number;
   send(email: OutgoingEmail, options?: SendCallOptions): Promise<SendResult>;
   sendBatch(emails: OutgoingEmail[], batchIdempotencyKey?: string, options?: SendCallOptions): Promise<SendResult[]>;
   /** sendBatch plus the provider's rate-limit headers (transports without any answer `{ results }`). */

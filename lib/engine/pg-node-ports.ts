@@ -115,7 +115,7 @@ export function pgNodePorts(db: Db, options: { inline?: boolean; volatileDb?: Db
     pacing: {
       acquire: (key, rate, shouldStop) => metrics.timeSendSlot(acquireSendSlot(volatile, key, rate, shouldStop)),
       report: (key, rate, info, status) => reportRateLimit(volatile, key, rate, info, status),
-      reserve: (key, rate, n) => takeSlots(volatile, key, rate, n),
+      reserve: (key, rate, n, margin) => takeSlots(volatile, key, rate, n, margin),
     },
     aiBatches: pgBatchStore(db),
     // The limiter's slots and holds are volatile state, as the email limiter's.

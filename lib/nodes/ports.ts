@@ -133,8 +133,11 @@ export interface SendPacing {
   acquire(key: string, ratePerSecond: number, shouldStop?: () => Promise<boolean>): Promise<boolean>;
   /** Feeds a provider answer's rate-limit headers (or a 429) back to the limiter. */
   report(key: string, ratePerSecond: number, info: RateLimitInfo | undefined, status?: number | null): Promise<void>;
-  /** Optional: `n` consecutive slots in one round trip — the first starts in `waitMs`, the next every `spacingMs`. */
-  reserve?(key: string, ratePerSecond: number, n: number): Promise<{ waitMs: number; spacingMs: number }>;
+  /**
+   * Optional: `n` consecutive slots in one round trip — the first starts in `waitMs`, the next every `spacingMs` (`margin`
+   * times 1/rate; the limiter's own margin unless given).
+   */
+  reserve?(key: string, ratePerSecond: number, n: number, margin?: number): Promise<{ waitMs: number; spacingMs: number }>;
 }
 
 /** The transport an OUTPUT node sends through, with its pace and daily quota. */

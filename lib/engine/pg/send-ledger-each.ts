@@ -6,7 +6,14 @@ import type { LedgerKey } from "@/lib/ledgers/types";
 // The send ledger of transports without an idempotency key (SMTP, SES): each email is recorded `sending` before its
 // call, so a resume can tell the emails whose fate is unknown from those never sent.
 
-const items = (indexes: number[]) => sql`(select jsonb_array_elements_text(${JSON.stringify(indexes)}::jsonb)::int)`;
+/**
+ * `item_index` among `indexes`, bounded by their range: without the bounds the planner (PGlite never analyzes; on
+ * PostgreSQL the node's rows are newer than the statistics) joins the list against every row of the node — 5,000
+ * rows, ~20–30 ms a statement — where the bounds make it an index scan of the group's few rows (~1 ms).
+ */
+const items = (indexes: number[]) =>
+  sql`item_index >= ${Math.min(...indexes)} and item_index <= ${Math.max(...indexes)}
+      and item_index in (select jsonb_array_elements_text(${JSON.stringify(indexes)}::jsonb)::int)`;
 
 /** Marks the pending rows among `indexes` `sending`; answers those (only they may go: another may have taken the rest). */
 export async function beginSendingEach(db: Db, key: LedgerKey, indexes: number[]): Promise<number[]> {
@@ -14,7 +21,7 @@ export async function beginSendingEach(db: Db, key: LedgerKey, indexes: number[]
   const rows = await execRows<{ item_index: number }>(
     db,
     sql`update email_sends set status = 'sending'
-        where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and item_index in ${items(indexes)} and status = 'pending'
+        where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and ${items(indexes)} and status = 'pending'
         returning item_index`,
   );
   return rows.map((r) => Number(r.item_index));
@@ -26,12 +33,14 @@ export async function settleEach(db: Db, key: LedgerKey, refused: { itemIndex: n
     await db.execute(sql`
       update email_sends e set status = 'failed', error = v.error
       from jsonb_to_recordset(${JSON.stringify(refused.map((r) => ({ idx: r.itemIndex, error: r.error })))}::jsonb) as v(idx int, error text)
-      where e.run_id = ${key.chainRunId} and e.node_id = ${key.nodeId} and e.item_index = v.idx and e.status = 'sending'`);
+      where e.run_id = ${key.chainRunId} and e.node_id = ${key.nodeId}
+        and e.item_index >= ${Math.min(...refused.map((r) => r.itemIndex))} and e.item_index <= ${Math.max(...refused.map((r) => r.itemIndex))}
+        and e.item_index = v.idx and e.status = 'sending'`);
   }
   if (unsent.length > 0) {
     await db.execute(sql`
       update email_sends set status = 'pending'
-      where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and item_index in ${items(unsent)} and status = 'sending'`);
+      where run_id = ${key.chainRunId} and node_id = ${key.nodeId} and ${items(unsent)} and status = 'sending'`);
   }
 }
 

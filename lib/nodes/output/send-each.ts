@@ -159,7 +159,7 @@ export async function sendEach(
       permits.give(group.length - going.length);
       if (going.length === 0) return undefined;
       const slots = ctx.pacing.reserve
-        ? await ctx.pacing.reserve(pacingKey, ctx.ratePerSecond, going.length)
+        ? await ctx.pacing.reserve(pacingKey, ctx.ratePerSecond, going.length, sender.pacingMargin)
         : { waitMs: 0, spacingMs: 1000 / ctx.ratePerSecond };
       // Wrapped: an async function's returned promise would be awaited, and the next group would not overlap this one.
       return { run: runGroup(going, Date.now() + slots.waitMs, slots.spacingMs) };
