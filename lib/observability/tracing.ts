@@ -4,13 +4,17 @@
  * provider is registered and `withSpan` calls its function directly: tracing off costs a boolean test.
  *
  * Spans: `run` (claim to finalize), `node` (each node of a run), `send.batch` (each email provider call), `ai.call`
- * (each model call). A run's `run` span is a child of the `traceparent` kept with the run, so one trace holds the
- * enqueuing request and the run's execution wherever it runs.
+ * (each model call), `webhook.deliver`. A run's `run` span is a child of the `traceparent` its enqueue request or hook
+ * delivery carried (kept with the run), so one trace holds the caller and the run's execution wherever it runs.
+ *
+ * The provider is Flowmail's own, not registered as OpenTelemetry's global one: Next.js traces a request only when a
+ * global provider is (or a recording span is active), and its request spans — the server span, and the work around
+ * the spans it opens inside a request even when those are not recorded — cost a request about as much CPU as the
+ * run's own spans (bench/README.md, tiny-runs --otlp). A request's route, status and duration are in the metrics.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import {
   context,
-  INVALID_SPAN_CONTEXT,
   propagation,
   ROOT_CONTEXT,
   SpanStatusCode,
@@ -19,11 +23,7 @@ import {
   type Context,
   type ContextManager,
   type Span,
-  SpanKind,
-  type SpanOptions,
   type Tracer,
-  type TracerOptions,
-  type TracerProvider,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
@@ -54,44 +54,7 @@ class AsyncLocalStorageContextManager implements ContextManager {
   }
 }
 
-/**
- * What Next.js's tracer gets: its request (server) spans are real; the spans it opens inside a request (rendering,
- * route resolution, handler execution) are not made at all. Each of those is handed a non-recording stand-in that
- * carries the enclosing span's context, and the active context is left as it was, so the request's server span stays
- * the active span in the route handler: a run enqueued there keeps it as its parent. Making and then dropping those
- * spans was most of what tracing cost a request.
- */
-class RequestSpansOnly implements Tracer {
-  constructor(private readonly inner: Tracer) {}
-  startSpan(name: string, options?: SpanOptions, ctx?: Context): Span {
-    if (options?.kind === SpanKind.SERVER) return this.inner.startSpan(name, options, ctx);
-    return standIn(ctx ?? context.active());
-  }
-  startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: [F] | [SpanOptions, F] | [SpanOptions, Context, F]): ReturnType<F> {
-    const fn = rest[rest.length - 1] as F;
-    const options = rest.length > 1 ? (rest[0] as SpanOptions) : undefined;
-    const ctx = rest.length > 2 ? (rest[1] as Context) : context.active();
-    if (options?.kind === SpanKind.SERVER) return this.inner.startActiveSpan(name, options, ctx, fn);
-    return fn(standIn(ctx)) as ReturnType<F>;
-  }
-}
-
-const standIn = (ctx: Context): Span => trace.wrapSpanContext(trace.getSpanContext(ctx) ?? INVALID_SPAN_CONTEXT);
-
-/** The process's tracer provider: the SDK's, with Next.js's tracer narrowed to its request spans. */
-class FlowmailTracerProvider implements TracerProvider {
-  private readonly nextTracers = new Map<string, Tracer>();
-  constructor(readonly sdk: BasicTracerProvider) {}
-  getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
-    if (name !== "next.js") return this.sdk.getTracer(name, version, options);
-    const key = version ?? "";
-    let tracer = this.nextTracers.get(key);
-    if (!tracer) this.nextTracers.set(key, (tracer = new RequestSpansOnly(this.sdk.getTracer(name, version, options))));
-    return tracer;
-  }
-}
-
-type TracingState = { provider: BasicTracerProvider; service: string };
+type TracingState = { provider: BasicTracerProvider; service: string; tracer: Tracer };
 const slot = globalThis as unknown as { __flowmailTracing?: TracingState };
 
 /** Tracing is on in this process (a provider was registered by startTracing). */
@@ -114,8 +77,7 @@ export function startTracing(endpoint: string | undefined, service: string): boo
   });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(new FlowmailTracerProvider(provider));
-  slot.__flowmailTracing = { provider, service };
+  slot.__flowmailTracing = { provider, service, tracer: provider.getTracer("flowmail") };
   return true;
 }
 
@@ -133,15 +95,14 @@ export async function stopTracing(): Promise<void> {
   propagation.disable();
 }
 
-const tracer = () => trace.getTracer("flowmail");
-
 /**
  * Runs `fn` inside a span named `name` (a child of `parent`, else of the active span); the span ends when `fn` settles,
  * with an error status when it throws. With tracing off, `fn` runs as is and receives undefined.
  */
 export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span | undefined) => Promise<T>, parent?: Context): Promise<T> {
-  if (!slot.__flowmailTracing) return fn(undefined);
-  return tracer().startActiveSpan(name, { attributes }, parent ?? context.active(), async (span) => {
+  const tracing = slot.__flowmailTracing;
+  if (!tracing) return fn(undefined);
+  return tracing.tracer.startActiveSpan(name, { attributes }, parent ?? context.active(), async (span) => {
     try {
       return await fn(span);
     } catch (error) {
