@@ -41,10 +41,9 @@ const agents = {
  */
 export function createGuardedFetch(opts: SafeTargetOptions = {}): typeof fetch {
   return async (input, init) => {
-    const request = new Request(input, init);
+    const request = directRequest(input, init) ?? (await viaRequest(new Request(input, init)));
     const { url, addresses } = await assertSafeTargetUrl(request.url, opts);
-    const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
-    const headers = Object.fromEntries(request.headers);
+    const { body, headers } = request;
     const client = url.protocol === "https:" ? https : http;
     return new Promise<Response>((resolve, reject) => {
       const options: PinnedOptions = {
@@ -66,6 +65,35 @@ export function createGuardedFetch(opts: SafeTargetOptions = {}): typeof fetch {
     });
   };
 }
+
+type RequestParts = { url: string; method: string; headers: Record<string, string>; body: Buffer | undefined; signal: AbortSignal | undefined };
+
+async function viaRequest(request: Request): Promise<RequestParts> {
+  const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
+  return { url: request.url, method: request.method, headers: Object.fromEntries(request.headers), body, signal: request.signal };
+}
+
+/**
+ * What `new Request(input, init)` would give, without making one, for the SDKs' calls: a URL string, an upper-case
+ * method, a string or byte body. A Request follows `init.signal` with a signal of its own, registered for
+ * finalization, which kept the caller's signal and its listeners alive after the call: at hundreds of AI calls a
+ * second, promoted garbage. Anything else (a Request, a stream or form body, another method) goes through Request.
+ */
+function directRequest(input: RequestInfo | URL, init: RequestInit | undefined): RequestParts | undefined {
+  if (typeof input !== "string" && !(input instanceof URL)) return undefined;
+  const method = init?.method ?? "GET";
+  if (!DIRECT_METHODS.has(method)) return undefined;
+  const raw = init?.body;
+  if (raw !== undefined && raw !== null && typeof raw !== "string" && !(raw instanceof Uint8Array)) return undefined;
+  const body = raw === undefined || raw === null ? undefined : typeof raw === "string" ? Buffer.from(raw, "utf8") : Buffer.from(raw);
+  // Request refuses a body on GET and HEAD: so does it here.
+  if (body && (method === "GET" || method === "HEAD")) return undefined;
+  const headers = new Headers(init?.headers);
+  // A string body is text/plain unless the caller says otherwise, as Request and fetch make it.
+  if (typeof raw === "string" && !headers.has("content-type")) headers.set("content-type", "text/plain;charset=UTF-8");
+  return { url: new URL(String(input)).href, method, headers: Object.fromEntries(headers), body, signal: init?.signal ?? undefined };
+}
+const DIRECT_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
 function toResponse(res: http.IncomingMessage, method: string): Response {
   const headers = new Headers();
