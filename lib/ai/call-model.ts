@@ -44,8 +44,7 @@ export type ModelFailure = {
  */
 export async function callModel(call: ModelCall): Promise<ModelAnswer | ModelFailure> {
   const timeoutMs = aiCallPolicy.timeoutMs;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
+  const { signal, end } = callSignal(call.signal, timeoutMs);
   try {
     const result = await generateText({
       model: modelFor(call.settings, call.modelId),
@@ -67,7 +66,33 @@ export async function callModel(call: ModelCall): Promise<ModelAnswer | ModelFai
   } catch (error) {
     if (call.signal?.aborted) return { ok: false, kind: "aborted", message: "Cancelled", status: null, headers: {} };
     return classify(error, timeoutMs);
+  } finally {
+    end();
   }
+}
+
+/**
+ * The call's signal: aborted by the caller's signal (with its reason) or after `timeoutMs` (a TimeoutError, as
+ * AbortSignal.timeout's), and let go of when the call ends: its timer cleared and its listener on the caller's
+ * signal removed. AbortSignal.timeout and AbortSignal.any did the same but lived for the whole timeout (their timer,
+ * the any-signal, the SDK's Request's signal listening to it), and the caller's signal is the node's, alive for the
+ * whole node: at hundreds of calls a second that was tens of thousands of dead calls' objects, old enough to be
+ * promoted, filling the old generation until a full collection.
+ */
+function callSignal(parent: AbortSignal | undefined, timeoutMs: number): { signal: AbortSignal; end: () => void } {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent!.reason);
+  const timer = setTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), timeoutMs);
+  timer.unref();
+  if (parent?.aborted) onAbort();
+  else parent?.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    end: () => {
+      clearTimeout(timer);
+      parent?.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 /**

@@ -21,7 +21,7 @@ describe("createGuardedFetch", () => {
       req.on("end", () =>
         res
           .writeHead(200, { "content-type": "application/json", "set-cookie": ["a=1", "b=2"] })
-          .end(JSON.stringify({ method: req.method, body, auth: req.headers.authorization, encoding: req.headers["accept-encoding"] })),
+          .end(JSON.stringify({ method: req.method, body, auth: req.headers.authorization, encoding: req.headers["accept-encoding"], type: req.headers["content-type"] })),
       );
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -42,7 +42,23 @@ describe("createGuardedFetch", () => {
     });
     expect(res.status).toBe(200);
     expect(res.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
-    expect(await res.json()).toEqual({ method: "POST", body: '{"model":"m"}', auth: "Bearer k", encoding: "identity" });
+    expect(await res.json()).toEqual({ method: "POST", body: '{"model":"m"}', auth: "Bearer k", encoding: "identity", type: "application/json" });
+  });
+
+  it("sends what fetch would for a Request, a byte body, and a string body without a content type", async () => {
+    const guarded = createGuardedFetch({ allowPrivate: true });
+    const fromRequest = await guarded(new Request(`${base}/r`, { method: "PUT", headers: { authorization: "Bearer r" }, body: "é" }));
+    expect(await fromRequest.json()).toEqual({ method: "PUT", body: "é", auth: "Bearer r", encoding: "identity", type: "text/plain;charset=UTF-8" });
+    const bytes = await guarded(new URL(`${base}/b`), { method: "POST", body: new TextEncoder().encode("bytes") });
+    expect(await bytes.json()).toEqual({ method: "POST", body: "bytes", encoding: "identity" });
+    const text = await guarded(`${base}/t`, { method: "POST", body: "plain" });
+    expect(await text.json()).toEqual({ method: "POST", body: "plain", encoding: "identity", type: "text/plain;charset=UTF-8" });
+  });
+
+  it("stops a request when the caller's signal aborts, with the signal's reason", async () => {
+    const controller = new AbortController();
+    controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    await expect(createGuardedFetch({ allowPrivate: true })(`${base}/x`, { method: "POST", body: "{}", signal: controller.signal })).rejects.toMatchObject({ name: "AbortError", cause: { name: "TimeoutError" } });
   });
 
   it("streams the body", async () => {

@@ -9,6 +9,7 @@ const answers: Record<string, string[]> = {
   "v6-private.example": ["2606:4700::1", "fd12::1"],
   "public.example": ["93.184.216.34", "2606:4700::1"],
   "pinned.test": ["127.0.0.1"],
+  "moving.test": ["127.0.0.1"],
 };
 
 vi.mock("node:dns/promises", () => ({
@@ -69,6 +70,33 @@ describe("safeFetch connects to the checked address", () => {
     const res = await createGuardedFetch({ allowPrivate: true })(`http://pinned.test:${port}/y`);
     expect(await res.text()).toBe("pinned");
     expect(hosts.at(-1)).toBe(`pinned.test:${port}`);
+  });
+
+  it("reuses a kept-alive connection only for a request whose own check gave the same addresses", async () => {
+    // One server on every interface sees which local address and client port each request came by.
+    const seen: string[] = [];
+    const any = http.createServer((req, res) => {
+      seen.push(`${req.socket.localAddress}:${req.socket.remotePort}`);
+      res.end("ok");
+    });
+    await new Promise<void>((resolve) => any.listen(0, "0.0.0.0", resolve));
+    const anyPort = (any.address() as AddressInfo).port;
+    try {
+      const guarded = createGuardedFetch({ allowPrivate: true });
+      const call = async () => expect(await (await guarded(`http://moving.test:${anyPort}/`)).text()).toBe("ok");
+      await call();
+      await call();
+      // The name now resolves elsewhere: the next request connects to its own checked address, not the kept socket's.
+      answers["moving.test"] = ["127.0.0.2"];
+      await call();
+      await call();
+      expect(seen.map((s) => s.split(":")[0])).toEqual(["127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.2"]);
+      expect(seen[1]).toBe(seen[0]);
+      expect(seen[3]).toBe(seen[2]);
+    } finally {
+      any.closeAllConnections();
+      await new Promise((resolve) => any.close(resolve));
+    }
   });
 
   it("refuses in the guarded fetch a name that resolves to a private address", async () => {
