@@ -15,7 +15,13 @@ log=$(mktemp)
 DATA_DIR="$data_dir" AUTH_SECRET="example-secret-0123456789abcdef0123456789abcdef" MAILBOX_ENABLED=true \
   APP_URL="$base" npm start -- -p "$port" >"$log" 2>&1 &
 server_pid=$!
-cleanup() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -rf "$data_dir" "$log"; }
+# `npm start` runs Next.js's server as a child of its own, which outlives npm: whatever listens on the port goes too.
+cleanup() {
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  for pid in $(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$data_dir" "$log"
+}
 trap cleanup EXIT
 
 for _ in $(seq 1 120); do
