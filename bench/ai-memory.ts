@@ -8,7 +8,7 @@
  * its server, peakRssSampler; target < 600 MB: the server process itself, since tsx's esbuild helper process, which
  * `next start` has not, is its child; the whole tree beside it) and p50/p99/max per endpoint (target: max ≤ 250 ms,
  * p99 ≤ 100 ms), beside the load average. Every 5 s the server prints what its memory is made of: V8's heap by space
- * (new: the young generation, which `npm start`'s semi-space flags let grow to 128 MB; old) and external memory.
+ * (new: the young generation, which `npm start`'s semi-space flags let grow to 64 MB; old) and external memory.
  *
  * The server is not `next start` of a build (building is not done for a benchmark here): the same route handlers
  * called the way test/support/route-server.ts calls them, with the Node flags of `npm start`. Next's own request

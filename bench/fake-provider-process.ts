@@ -5,7 +5,8 @@
 import { fork, type ChildProcess } from "node:child_process";
 import type { FakeResendOptions } from "@/test/support/fake-resend";
 
-export type Figures = { delivered: number; distinct: number; firstEmailAt: number | null };
+/** `lastEmailAt`: the latest delivery's time, from the SMTP server (null from the fake Resend). */
+export type Figures = { delivered: number; distinct: number; firstEmailAt: number | null; lastEmailAt: number | null };
 /** The SMTP server's figures also count its connections: ever opened, and most open at once. */
 export type SmtpFigures = Figures & { connections: number; maxOpen: number };
 type Reply<F> = { type: "ready"; url: string; port?: number } | ({ type: "figures"; id: number } & F);

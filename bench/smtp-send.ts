@@ -56,6 +56,8 @@ async function main() {
   const figures = await smtp.figures();
   // When the first email reached the server: what came before it (claim, rendering, ledger rows) apart from the sending.
   const firstSeconds = figures.firstEmailAt === null ? NaN : (figures.firstEmailAt - t0) / 1000;
+  // When the last one did: the rate between the two is the pacing's; what follows is marking it sent and ending the run.
+  const lastSeconds = figures.lastEmailAt === null ? NaN : (figures.lastEmailAt - t0) / 1000;
   const smtpRun = await getRun(accountId, run.runId, "map");
   const { distinct } = figures;
   const smtpOk = smtpRun.status === "SUCCESS" && distinct === SMTP_EMAILS && figures.delivered === SMTP_EMAILS;
@@ -63,7 +65,8 @@ async function main() {
   console.log(
     `smtp-send SMTP: driver=${driver} emails=${SMTP_EMAILS} ratePerSecond=${SMTP_RATE} status=${smtpRun.status} emailsSent=${smtpRun.result?.emailsSent} ` +
       `messages=${figures.delivered} distinct=${distinct} time=${smtpSeconds.toFixed(2)}s floor=${(SMTP_EMAILS / SMTP_RATE).toFixed(1)}s ` +
-      `(first email at ${firstSeconds.toFixed(2)}s, then ${((SMTP_EMAILS - 1) / (smtpSeconds - firstSeconds)).toFixed(0)} emails/s) ` +
+      `(first email at ${firstSeconds.toFixed(2)}s, last at ${lastSeconds.toFixed(2)}s: ${((SMTP_EMAILS - 1) / (lastSeconds - firstSeconds)).toFixed(0)} emails/s between; ` +
+      `the run ended ${(smtpSeconds - lastSeconds).toFixed(2)}s after the last) ` +
       `connections=${figures.connections} maxOpen=${figures.maxOpen} load=${load()}`,
   );
 

@@ -35,10 +35,11 @@ const WORKER_SEMI_SPACE_MB = { min: 1, max: 8 };
 
 /**
  * Starts a thread whose V8 heap has a small young generation. The semi-space flags are the process's (`npm start`
- * gives `--max-semi-space-size=64` for the main thread's requests; Worker's resourceLimits do not override them), and
+ * gives `--max-semi-space-size=32` for the main thread's requests; Worker's resourceLimits do not override them), and
  * a thread's heap reads them once, when the thread starts: they are the small ones until the thread is online, then
- * the process's again. With the process's, the database thread's young generation filled to 128 MB of resident memory
- * during an AI node (the garbage of each statement's messages), for no gain: its statements run one at a time.
+ * the process's again. With the process's (then 64 MB), the database thread's young generation filled to 128 MB of
+ * resident memory during an AI node (the garbage of each statement's messages), for no gain: its statements run one at
+ * a time.
  */
 export function startWithSmallYoungGeneration(start: () => Worker): Worker {
   // "0" is V8's "not set" (its own default applies).

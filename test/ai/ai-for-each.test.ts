@@ -9,6 +9,7 @@ import { accountWithAi, aiItems, aiTestBed, cancel, itemOf, peopleRows, perRowGr
 import { POST as sendHandler } from "@/app/api/workflows/runs/[runId]/send/route";
 import { POST as enqueueHandler } from "@/app/api/workflows/[workflowId]/run/route";
 import { call } from "@/test/support/http";
+import { leanHeapFlags, leanHeapPolicy, leanHeapState } from "@/lib/ai/lean-heap";
 
 const bed = aiTestBed({ backoffMs: 5, maxBackoffMs: 10, stopCheckMs: 50, cancelGraceMs: 100 });
 
@@ -145,6 +146,34 @@ describe("AI forEach", () => {
       expect(run.nodes.ai.status).not.toBe("FAILED");
     } finally {
       bed.ai.hangNext(0);
+    }
+  });
+  it("a node of many items keeps V8's old generation lean while its calls run; a small one leaves the process's factor", async () => {
+    const { id, token } = await accountWithAi(bed.ai.url);
+    const policy = { ...leanHeapPolicy };
+    const set = leanHeapFlags.set;
+    const flags: string[] = [];
+    leanHeapFlags.set = (flag) => void flags.push(flag);
+    Object.assign(leanHeapPolicy, { minItems: 4, lingerMs: 0 });
+    const lean: boolean[] = [];
+    bed.ai.answer((req) => {
+      lean.push(leanHeapState().lean);
+      return { greeting: `Hi ${itemOf(prompt(req))}` };
+    });
+    try {
+      const big = await runToEnd(bed.executor, token, await insertWorkflow(id, perRowGraph(await insertUpload(id, ["name", "email"], peopleRows(4)))));
+      expect(big.status).toBe("SUCCESS");
+      expect(lean).toEqual([true, true, true, true]);
+      for (let i = 0; i < 100 && leanHeapState().lean; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(flags).toEqual(["--heap-growing-percent=30", "--heap-growing-percent=0"]);
+      lean.length = 0;
+      const small = await runToEnd(bed.executor, token, await insertWorkflow(id, perRowGraph(await insertUpload(id, ["name", "email"], peopleRows(3)))));
+      expect(small.status).toBe("SUCCESS");
+      expect(lean).toEqual([false, false, false]);
+      expect(flags).toHaveLength(2);
+    } finally {
+      Object.assign(leanHeapPolicy, policy);
+      leanHeapFlags.set = set;
     }
   });
 });

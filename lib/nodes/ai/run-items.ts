@@ -7,6 +7,7 @@ import { NodeError, type NodeOf, type NodeRuntime } from "../types";
 import { aiData, answerKey, fmt, prepare, type Prepared } from "./items";
 import { costOf } from "@/lib/ai/prices";
 import { addSpend, capReached, capsOf, capSentence, loadTally } from "./spend";
+import { holdLeanHeap, leanHeapPolicy } from "@/lib/ai/lean-heap";
 
 /**
  * How calls are retried and stopped. Mutable so tests can shorten it (tests count calls, never time).
@@ -76,6 +77,8 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
     }, () => undefined);
   }, aiItemPolicy.stopCheckMs);
   const halted = () => stopping || failure !== undefined || nodeFailed.has(rt);
+  // A big node's calls keep V8's old generation near what is alive (lib/ai/lean-heap.ts).
+  const releaseHeap = prep.count >= leanHeapPolicy.minItems ? holdLeanHeap() : undefined;
   try {
     let next = 0;
     const lane = async () => {
@@ -97,6 +100,7 @@ export async function runItems(node: NodeOf<"AI">, rt: NodeRuntime, from: number
     await Promise.all(Array.from({ length: lanes }, lane));
   } finally {
     clearInterval(watcher);
+    releaseHeap?.();
   }
   if (failure) {
     if (failure instanceof NodeFailure) failure = new NodeError(await failure.word());
