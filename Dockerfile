@@ -44,6 +44,7 @@ EXPOSE 3000
 # Liveness: the process answers and its database too (GET /api/health). Readiness for a load balancer: /api/health/ready.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# The web server. The worker: `node --conditions=react-server dist/worker/index.mjs`;
-# the migration: `node --conditions=react-server dist/db/migrate-cli.mjs` (compose.yaml runs all three).
-CMD ["node", "server.js"]
+# The web server, with npm start's Node flags (docs/configuration.md, "Node flags"). The worker:
+# `node --conditions=react-server dist/worker/index.mjs`; the migration: `node --conditions=react-server
+# dist/db/migrate-cli.mjs` (compose.yaml runs all three).
+CMD ["node", "--min-semi-space-size=16", "--max-semi-space-size=32", "--v8-pool-size=1", "server.js"]
