@@ -19,7 +19,7 @@ server_pid=$!
 cleanup() {
   kill "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
-  for pid in $(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do kill "$pid" 2>/dev/null || true; done
+  bash .ci/free-port.sh "$port"
   rm -rf "$data_dir" "$log"
 }
 trap cleanup EXIT

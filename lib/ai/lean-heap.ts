@@ -25,8 +25,11 @@ export const leanHeapPolicy = { minItems: 1_000, lingerMs: 10_000 };
  * One count per process, kept on globalThis: Next.js may load this module once per route bundle, and a copy of its own
  * would give the process's value back while another copy's node still runs.
  */
-const state: { holders: number; lean: boolean; restore?: ReturnType<typeof setTimeout> } = ((globalThis as { __flowmailLeanHeap?: typeof state })
-  .__flowmailLeanHeap ??= { holders: 0, lean: false });
+const state: { holders: number; restore?: ReturnType<typeof setTimeout> } = ((globalThis as { __flowmailLeanHeap?: typeof state })
+  .__flowmailLeanHeap ??= { holders: 0 });
+
+/** The lean factor is set while someone holds it, and until the restore that follows the last release. */
+const isLean = () => state.holders > 0 || state.restore !== undefined;
 
 /** Where the flag goes: V8 (tests observe the calls). */
 export const leanHeapFlags = { set: (flag: string) => v8.setFlagsFromString(flag) };
@@ -38,13 +41,10 @@ function processValue(): string {
 
 /** Holds the lean heap until the returned function is called (once; later calls do nothing). */
 export function holdLeanHeap(): () => void {
+  if (!isLean()) leanHeapFlags.set(`--heap-growing-percent=${LEAN_HEAP_GROWING_PERCENT}`);
   state.holders++;
-  if (state.restore) clearTimeout(state.restore);
+  clearTimeout(state.restore);
   state.restore = undefined;
-  if (!state.lean) {
-    state.lean = true;
-    leanHeapFlags.set(`--heap-growing-percent=${LEAN_HEAP_GROWING_PERCENT}`);
-  }
   let held = true;
   return () => {
     if (!held) return;
@@ -54,7 +54,6 @@ export function holdLeanHeap(): () => void {
     // grow fourfold again.
     state.restore = setTimeout(() => {
       state.restore = undefined;
-      state.lean = false;
       leanHeapFlags.set(`--heap-growing-percent=${processValue()}`);
     }, leanHeapPolicy.lingerMs);
     state.restore.unref?.();
@@ -63,5 +62,5 @@ export function holdLeanHeap(): () => void {
 
 /** Whether the lean factor is set now, and how many hold it (tests). */
 export function leanHeapState(): { lean: boolean; holders: number } {
-  return { lean: state.lean, holders: state.holders };
+  return { lean: isLean(), holders: state.holders };
 }

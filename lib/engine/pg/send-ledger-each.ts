@@ -12,8 +12,10 @@ import type { LedgerKey } from "@/lib/ledgers/types";
  * rows, ~20–30 ms a statement — where the bounds make it an index scan of the group's few rows (~1 ms).
  */
 const items = (indexes: number[]) =>
-  sql`item_index >= ${Math.min(...indexes)} and item_index <= ${Math.max(...indexes)}
-      and item_index in (select jsonb_array_elements_text(${JSON.stringify(indexes)}::jsonb)::int)`;
+  sql`${within(indexes)} and item_index in (select jsonb_array_elements_text(${JSON.stringify(indexes)}::jsonb)::int)`;
+
+/** `item_index` between the smallest and the largest of `indexes`: the bounds of the index scan. */
+const within = (indexes: number[]) => sql`item_index >= ${Math.min(...indexes)} and item_index <= ${Math.max(...indexes)}`;
 
 /** Marks the pending rows among `indexes` `sending`; answers those (only they may go: another may have taken the rest). */
 export async function beginSendingEach(db: Db, key: LedgerKey, indexes: number[]): Promise<number[]> {
@@ -33,8 +35,7 @@ export async function settleEach(db: Db, key: LedgerKey, refused: { itemIndex: n
     await db.execute(sql`
       update email_sends e set status = 'failed', error = v.error
       from jsonb_to_recordset(${JSON.stringify(refused.map((r) => ({ idx: r.itemIndex, error: r.error })))}::jsonb) as v(idx int, error text)
-      where e.run_id = ${key.chainRunId} and e.node_id = ${key.nodeId}
-        and e.item_index >= ${Math.min(...refused.map((r) => r.itemIndex))} and e.item_index <= ${Math.max(...refused.map((r) => r.itemIndex))}
+      where e.run_id = ${key.chainRunId} and e.node_id = ${key.nodeId} and ${within(refused.map((r) => r.itemIndex))}
         and e.item_index = v.idx and e.status = 'sending'`);
   }
   if (unsent.length > 0) {
